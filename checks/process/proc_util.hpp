@@ -1,0 +1,68 @@
+// Helpers for the process checks: find server processes by the temp dir on their command line.
+#pragma once
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ekcheck {
+
+/// PIDs of live (non-zombie) processes whose command line contains `needle`.
+inline std::vector<pid_t> processes_with_arg(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream cmd(e.path() / "cmdline", std::ios::binary);
+    std::string all((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    if (all.find(needle) == std::string::npos) continue;
+    std::ifstream st(e.path() / "stat");
+    std::string stat;
+    std::getline(st, stat);
+    auto rp = stat.rfind(')');
+    if (rp != std::string::npos && rp + 2 < stat.size() && stat[rp + 2] == 'Z') continue;  // zombie: dead
+    pid_t p = static_cast<pid_t>(std::stol(name));
+    if (p != ::getpid()) out.push_back(p);
+  }
+  return out;
+}
+
+/// True if a live process `pid` exists (zombies count as dead).
+inline bool alive(pid_t pid) {
+  std::ifstream st("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat;
+  if (!std::getline(st, stat)) return false;
+  auto rp = stat.rfind(')');
+  return !(rp != std::string::npos && rp + 2 < stat.size() && stat[rp + 2] == 'Z');
+}
+
+/// Polls `pred` every 10 ms until it holds or `timeout` passes; returns whether it held.
+template <class Pred>
+bool eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  auto until = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < until) {
+    if (pred()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return pred();
+}
+
+/// Server processes whose temp dir belongs to `owner` (dirs are named expirykit-<owner>-XXXXXX).
+inline std::vector<pid_t> servers_of(pid_t owner) { return processes_with_arg("/expirykit-" + std::to_string(owner) + "-"); }
+
+/// Temp dirs of `owner` under `root`.
+inline std::vector<std::filesystem::path> dirs_of(pid_t owner, const std::filesystem::path& root = "/tmp") {
+  std::vector<std::filesystem::path> out;
+  std::string prefix = "expirykit-" + std::to_string(owner) + "-";
+  for (const auto& e : std::filesystem::directory_iterator(root))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path());
+  return out;
+}
+
+}  // namespace ekcheck

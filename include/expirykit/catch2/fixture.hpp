@@ -1,0 +1,94 @@
+// expirykit/catch2/fixture.hpp: a server for each Catch2 v3 test.
+//
+//   TEST_CASE_METHOD(expirykit::catch2::ServerFixture, "HTTL of a missing key is -2 per field") {
+//     require_field_ttl();                              // SKIP on servers without field TTLs
+//     CHECK(client()("HTTL", "nokey", "FIELDS", 2, "a", "b") == Reply::ints({-2, -2}));
+//   }
+//
+// Every test of a test binary shares one server (process::Target: spawned, or external via
+// EXPIRYKIT_SERVER_ADDR); before each test it gets FLUSHALL SYNC and active expiry switched
+// back on, so tests do not see each other's keys. A test that restarts or reconfigures a server
+// asks for its own with fresh_server(), which is skipped in external mode.
+// After each test the fixture checks that the shared server is still alive; a crash fails
+// that test with the server's exit status and log tail, and the next test gets a new server.
+#pragma once
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <memory>
+#include <string>
+
+#include <expirykit/process/target.hpp>
+#include <expirykit/resp/client.hpp>
+#include <expirykit/server/identity.hpp>
+
+namespace expirykit::catch2 {
+
+namespace detail {
+inline std::unique_ptr<process::Target>& shared_target_slot() {
+  static std::unique_ptr<process::Target> t;
+  return t;
+}
+}  // namespace detail
+
+/// The shared server of this test binary, started on first use.
+inline process::Target& shared_target() {
+  auto& t = detail::shared_target_slot();
+  if (t && t->owned() && !t->owned()->running()) t.reset();  // crashed earlier: start anew
+  if (!t) t = std::make_unique<process::Target>();
+  return *t;
+}
+
+class ServerFixture {
+ public:
+  ServerFixture() : target_(&shared_target()), client_(target_->client()) {
+    auto r = client_("FLUSHALL", "SYNC");
+    if (r.is_error()) FAIL("FLUSHALL SYNC on " << target_->address() << " failed: " << r);
+    if (target_->identity().caps.debug) client_("DEBUG", "SET-ACTIVE-EXPIRE", "1");
+  }
+  ~ServerFixture() {
+    if (target_->owned() && !target_->owned()->running()) {
+      try {
+        target_->owned()->check_alive();
+      } catch (const std::exception& e) {
+        FAIL_CHECK("the server died during this test: " << e.what());
+      }
+    }
+  }
+  ServerFixture(const ServerFixture&) = delete;
+  ServerFixture& operator=(const ServerFixture&) = delete;
+
+ protected:
+  /// A connection to the shared server, opened for this test.
+  resp::Client& client() { return client_; }
+  process::Target& target() { return *target_; }
+  const server::Identity& identity() { return target_->identity(); }
+
+  /// SKIPs the test on a server without hash field TTLs ("not supported by valkey 8.0.1").
+  void require_field_ttl() { require(identity().caps.field_ttl(), "hash field TTLs (HEXPIRE)"); }
+  /// SKIPs the test unless `have`, naming `what` and the server.
+  void require(bool have, const std::string& what) {
+    if (!have) SKIP("not supported by " << identity().to_string() << ": " << what);
+  }
+  /// SKIPs when the server is external (the kit cannot restart or reconfigure it).
+  void require_own_server(const std::string& why) {
+    if (target_->external()) SKIP("needs a server the kit spawns (" << why << "); EXPIRYKIT_SERVER_ADDR is set");
+  }
+  /// SKIPs unless DEBUG is enabled on the server (always so on a spawned one).
+  void require_debug(const std::string& why) {
+    require(identity().caps.debug, "DEBUG command (enable-debug-command) for " + why);
+  }
+  /// A server of this test's own, started with `opts` (the same binary as the shared one
+  /// unless opts.binary says otherwise). SKIPs in external mode.
+  std::unique_ptr<process::Server> fresh_server(process::ServerOptions opts = {}, const std::string& why = "restart") {
+    require_own_server(why);
+    if (opts.binary.empty()) opts.binary = target_->owned()->binary();
+    return std::make_unique<process::Server>(std::move(opts));
+  }
+
+ private:
+  process::Target* target_;
+  resp::Client client_;
+};
+
+}  // namespace expirykit::catch2

@@ -1,0 +1,113 @@
+// expirykit/process/discovery.hpp: finding and vetting a server binary.
+//
+// Order (first that is set wins):
+//   1. an explicit path (ServerOptions::binary),
+//   2. the environment variable EXPIRYKIT_SERVER: a path, or the name of a provisioned server
+//      such as "redis-8.0" (see ci/provision-servers --list),
+//   3. the provisioned default, "valkey-9.1" (Valkey 9.1.2 from Debian sid).
+// Provisioned servers live in servers_cache_dir()/<name>/bin/<flavor>-server.
+// Every candidate is vetted by running `<binary> --version` (5 s limit): its first line must be
+// "Valkey server v=..." or "Redis server v=..." (the format of Valkey 8/9 and Redis 7/8).
+#pragma once
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include <boost/process.hpp>
+
+#include <expirykit/process/errors.hpp>
+
+namespace expirykit::process {
+
+namespace fs = std::filesystem;
+
+inline constexpr const char* default_server_name = "valkey-9.1";
+
+/// $EXPIRYKIT_SERVERS_DIR, else $XDG_CACHE_HOME/expirykit/servers, else ~/.cache/expirykit/servers.
+inline fs::path servers_cache_dir() {
+  if (const char* d = std::getenv("EXPIRYKIT_SERVERS_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "expirykit/servers";
+  const char* home = std::getenv("HOME");
+  return fs::path(home && *home ? home : "/root") / ".cache/expirykit/servers";
+}
+
+/// The server binary of a provisioned server ("valkey-9.1", "redis-8.0", ...), or an empty
+/// path when it is not provisioned.
+inline fs::path provisioned_server(const std::string& name) {
+  for (const char* flavor : {"valkey", "redis"}) {
+    fs::path p = servers_cache_dir() / name / "bin" / (std::string(flavor) + "-server");
+    if (fs::exists(p)) return p;
+  }
+  return {};
+}
+
+/// What `--version` said: "Valkey server v=9.1.2 ..." -> {"valkey", "9.1.2"}.
+struct BinaryVersion {
+  std::string flavor;   ///< "valkey" or "redis"
+  std::string version;  ///< "9.1.2"
+  std::string line;     ///< the whole first line
+};
+
+/// Runs `binary --version` and checks it is a Valkey or Redis server.
+/// Throws ServerError naming the binary: missing, not executable, hangs, or not a server.
+inline BinaryVersion vet_server_binary(const fs::path& binary) {
+  std::error_code ec;
+  if (!fs::exists(binary, ec))
+    throw ServerError("server binary " + binary.string() +
+                      " does not exist; run ci/provision-servers or set EXPIRYKIT_SERVER to a valkey-server/redis-server path");
+  if (fs::is_directory(binary, ec) || ::access(binary.c_str(), X_OK) != 0)
+    throw ServerError("server binary " + binary.string() + " is not an executable file; chmod +x it or point EXPIRYKIT_SERVER elsewhere");
+  namespace bp = boost::process;
+  bp::ipstream out;
+  bp::child c(binary.string(), "--version", bp::std_out > out, bp::std_err > bp::null, bp::std_in < bp::null, ec);
+  if (ec) throw ServerError("server binary " + binary.string() + " cannot be started: " + ec.message());
+  std::string line;
+  std::getline(out, line);  // EOF ends this early if the binary prints nothing
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (c.running(ec) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  if (c.running(ec)) {
+    c.terminate(ec);
+    throw ServerError("server binary " + binary.string() + " did not finish `--version` within 5 s: not a Valkey or Redis server?");
+  }
+  c.wait(ec);
+  BinaryVersion v;
+  v.line = line;
+  for (const char* f : {"Valkey", "Redis"}) {
+    std::string prefix = std::string(f) + " server v=";
+    if (line.rfind(prefix, 0) == 0) {
+      v.flavor = f[0] == 'V' ? "valkey" : "redis";
+      auto rest = line.substr(prefix.size());
+      v.version = rest.substr(0, rest.find(' '));
+      return v;
+    }
+  }
+  throw ServerError("server binary " + binary.string() + " is not a Valkey or Redis server: `--version` printed '" +
+                    line + "'; point EXPIRYKIT_SERVER at a valkey-server or redis-server binary");
+}
+
+/// Resolves the binary to run (see the order above). Throws ServerError if none is found.
+inline fs::path find_server_binary(const fs::path& explicit_path = {}) {
+  if (!explicit_path.empty()) return explicit_path;
+  if (const char* env = std::getenv("EXPIRYKIT_SERVER"); env && *env) {
+    std::string v = env;
+    if (v.find('/') == std::string::npos) {
+      if (auto p = provisioned_server(v); !p.empty()) return p;
+      throw ServerError("EXPIRYKIT_SERVER=" + v + " names no provisioned server in " + servers_cache_dir().string() +
+                        "; run ci/provision-servers " + v + ", or give a path to a server binary");
+    }
+    return v;
+  }
+  if (auto p = provisioned_server(default_server_name); !p.empty()) return p;
+  throw ServerError(std::string("no server binary: the default (") + default_server_name + ") is not provisioned in " +
+                    servers_cache_dir().string() + "; run ci/provision-servers, or set EXPIRYKIT_SERVER to a server binary");
+}
+
+}  // namespace expirykit::process

@@ -1,0 +1,44 @@
+// expirykit/process/options.hpp: how to start a server.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace expirykit::process {
+
+enum class Persistence {
+  off,  ///< save "" and appendonly no: nothing written unless a test asks (BGSAVE, SAVE)
+  rdb,  ///< the server's default save points ("3600 1 300 100 60 10000"); dump.rdb in dir()
+  aof,  ///< appendonly yes (with the default RDB preamble), plus the rdb save points
+};
+
+struct ServerOptions {
+  /// Binary to run; empty: EXPIRYKIT_SERVER, then the provisioned default (see discovery.hpp).
+  std::filesystem::path binary;
+  /// Config overrides, passed as `--name value` on the command line (after the kit's own,
+  /// so they win), e.g. {"hash-max-listpack-entries", "0"}.
+  std::vector<std::pair<std::string, std::string>> config;
+  Persistence persistence = Persistence::off;
+  /// Raw extra command-line arguments, appended last.
+  std::vector<std::string> extra_args;
+  /// Fixed port; 0 picks a free one (retried on bind failure, safe under `ctest -j`).
+  int port = 0;
+  /// How long start() waits for PING to answer PONG (a loaded 2-core machine needs < 1 s).
+  std::chrono::milliseconds ready_timeout{15000};
+  /// How long stop() waits for a graceful shutdown before SIGKILL.
+  std::chrono::milliseconds stop_timeout{20000};
+  /// Parent of the server's 0700 temp dir; empty: $TMPDIR, else /tmp.
+  std::filesystem::path temp_root;
+  /// Keep the temp dir (data, logs) after the Server is destroyed; also EXPIRYKIT_KEEP_DIRS=1.
+  bool keep_dir = false;
+
+  ServerOptions& set(std::string name, std::string value) {
+    config.emplace_back(std::move(name), std::move(value));
+    return *this;
+  }
+};
+
+}  // namespace expirykit::process

@@ -1,0 +1,327 @@
+// expirykit/process/server.hpp: a real Valkey/Redis server process owned by a test.
+//
+//   process::Server s;                       // provisioned Valkey 9.1.2, free port, temp dir
+//   auto c = s.client();                     // resp::Client on 127.0.0.1:s.port()
+//   s.stop(process::Shutdown::save);         // SHUTDOWN SAVE, wait for exit
+//   s.start();                               // same dir: loads dump.rdb / the AOF
+//
+// Guarantees:
+//  - listens on 127.0.0.1 only, in its own 0700 temp dir (TempDir), removed on destruction;
+//  - the server is in its own process group and gets SIGKILL when the process that created it
+//    dies, however it dies (PR_SET_PDEATHSIG, checked against a race with getppid()); the
+//    destructor kills the group and reaps it. Note: the death signal follows the *thread* that
+//    spawned the server, so spawn servers from a thread that outlives them (e.g. the main one);
+//  - start() waits until PING answers PONG (LOADING is waited out) and reports a server that
+//    exits or hangs with its exit status and log tail;
+//  - a port taken by someone else is detected from the log ("Address already in use") and
+//    another port is tried (up to 25 times), so parallel test binaries do not collide.
+// Server options used, besides the caller's: --port, --bind 127.0.0.1, --dir, --logfile,
+// --daemonize no, --enable-debug-command yes (DEBUG SET-ACTIVE-EXPIRE, DEBUG RELOAD), and for
+// Persistence::off, --save "" --appendonly no.
+#pragma once
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/process.hpp>
+#include <boost/process/extend.hpp>
+
+#include <expirykit/process/discovery.hpp>
+#include <expirykit/process/errors.hpp>
+#include <expirykit/process/options.hpp>
+#include <expirykit/process/temp_dir.hpp>
+#include <expirykit/resp/client.hpp>
+
+namespace expirykit::process {
+
+enum class Shutdown { nosave, save };
+
+namespace detail {
+/// Runs in the child between fork and exec: own process group, die with the parent.
+struct ChildSetup : boost::process::extend::handler {
+  pid_t parent;
+  template <class Executor>
+  void on_exec_setup(Executor&) const {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent died before prctl took effect
+  }
+};
+
+inline bool port_bindable(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  int one = 1;  // as the server does, so a port in TIME_WAIT after our own stop() counts as free
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+inline int random_port() {
+  static std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(::getpid()));
+  // Below the kernel's default ephemeral range (32768-60999), so outgoing connections of
+  // other programs do not take it between our check and the server's bind.
+  return std::uniform_int_distribution<int>(20000, 32000)(rng);
+}
+
+inline std::string tail_of(const std::filesystem::path& p, std::size_t lines) {
+  std::ifstream in(p);
+  std::deque<std::string> q;
+  for (std::string l; std::getline(in, l);) {
+    q.push_back(l);
+    if (q.size() > lines) q.pop_front();
+  }
+  std::string out;
+  for (auto& l : q) out += "  | " + l + "\n";
+  return out;
+}
+
+/// The crash report's opening lines (Valkey/Redis print "crashed by signal", "ASSERTION
+/// FAILED" or "Guru Meditation" there), or "" when the log has none.
+inline std::string crash_header(const std::filesystem::path& p, std::size_t lines = 8) {
+  std::ifstream in(p);
+  std::string out;
+  std::size_t left = 0;
+  for (std::string l; std::getline(in, l);) {
+    if (!left && (l.find("crashed by signal") != std::string::npos || l.find("ASSERTION FAILED") != std::string::npos ||
+                  l.find("Guru Meditation") != std::string::npos))
+      left = lines;
+    if (left) {
+      out += "  | " + l + "\n";
+      if (--left == 0) break;
+    }
+  }
+  return out;
+}
+
+inline std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with code " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    int s = WTERMSIG(status);
+    const char* name = ::sigabbrev_np(s);
+    return "was killed by signal " + std::to_string(s) + (name ? std::string(" (SIG") + name + ")" : "");
+  }
+  return "ended with status " + std::to_string(status);
+}
+}  // namespace detail
+
+class Server {
+ public:
+  /// Finds and vets the binary, creates the temp dir and starts the server (see start()).
+  /// Throws ServerError (binary, dir, port or startup problem) with what to do.
+  explicit Server(ServerOptions opts = {})
+      : opts_(std::move(opts)), binary_(find_server_binary(opts_.binary)), version_(vet_server_binary(binary_)),
+        dir_(std::make_unique<TempDir>(opts_.temp_root)) {
+    const char* keep = std::getenv("EXPIRYKIT_KEEP_DIRS");
+    dir_->keep(opts_.keep_dir || (keep && std::string(keep) == "1"));
+    start();
+  }
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+  ~Server() {
+    try {
+      kill();
+    } catch (...) {
+    }
+  }
+
+  /// Starts the server in dir() (again, after stop() or kill(): it loads what it saved there).
+  /// Keeps the previous port when it is still free. Throws ServerError if it does not answer
+  /// PING within ready_timeout or exits, with the log tail; the process is then gone.
+  void start() {
+    if (running()) return;
+    const int attempts = opts_.port ? 1 : 25;
+    std::string last_error;
+    for (int i = 0; i < attempts; ++i) {
+      int port = opts_.port ? opts_.port : (port_ && i == 0 ? port_ : detail::random_port());
+      if (!opts_.port && !detail::port_bindable(port)) continue;
+      port_ = port;
+      spawn();
+      auto outcome = wait_ready();
+      if (!outcome) return;  // ready
+      if (!opts_.port && outcome->find("Address already in use") != std::string::npos) {
+        last_error = *outcome;
+        continue;
+      }
+      throw ServerError(*outcome);
+    }
+    throw ServerError(opts_.port ? last_error
+                                 : "could not find a free port for " + binary_.string() + " after 25 tries: " + last_error);
+  }
+
+  /// Graceful stop: SHUTDOWN NOSAVE or SHUTDOWN SAVE, then waits for the process to exit
+  /// (stop_timeout), falling back to SIGKILL. Throws ServerDied if the server had already died
+  /// or crashed while shutting down, ServerError if SHUTDOWN SAVE was refused.
+  void stop(Shutdown mode = Shutdown::nosave) {
+    if (!child_ && !exit_status_) return;  // not started, or stopped on purpose already
+    check_alive();
+    try {
+      resp::Client c(host(), port_, {std::chrono::milliseconds(2000), opts_.stop_timeout});
+      auto r = c("SHUTDOWN", mode == Shutdown::save ? "SAVE" : "NOSAVE");
+      if (r.is_error()) throw ServerError(address() + ": SHUTDOWN refused: " + r.to_string() + "\n" + log_tail());
+    } catch (const resp::ConnectionError&) {
+      // expected: the server closes the connection as it exits
+    }
+    auto status = wait_exit(opts_.stop_timeout);
+    exit_status_.reset();  // this exit was asked for
+    if (!status) {
+      kill();
+      throw ServerError(address() + ": did not exit within " + std::to_string(opts_.stop_timeout.count()) +
+                        " ms of SHUTDOWN; killed it\n" + log_tail());
+    }
+    if (!(WIFEXITED(*status) && WEXITSTATUS(*status) == 0))
+      throw ServerDied(address() + ": " + detail::describe_status(*status) + " while shutting down\n" + log_tail());
+  }
+  /// SIGKILL to the server's process group, then reaps it. No-op when it is not running.
+  void kill() {
+    if (!child_) return;
+    ::kill(-pgid_, SIGKILL);
+    std::error_code ec;
+    child_->wait(ec);
+    // Reaping the leader does not wait for the rest of the group (e.g. a BGSAVE child).
+    for (int i = 0; i < 500 && ::kill(-pgid_, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    child_.reset();
+    exit_status_.reset();
+  }
+  /// stop(mode) then start() in the same dir (and the same port when it is still free).
+  void restart(Shutdown mode = Shutdown::save) {
+    stop(mode);
+    start();
+  }
+
+  /// True while the process runs. Reaps it (and remembers its status) once it has exited.
+  bool running() {
+    if (!child_) return false;
+    int status = 0;
+    pid_t r = ::waitpid(child_->id(), &status, WNOHANG);
+    if (r == 0) return true;
+    exit_status_ = status;
+    child_->detach();  // already reaped by us; keep boost from waiting again
+    ::kill(-pgid_, SIGKILL);
+    child_.reset();
+    return false;
+  }
+  /// Throws ServerDied with the exit status and log tail if the server is not running
+  /// (e.g. it crashed on an assertion). A server stopped on purpose counts as not running too.
+  void check_alive() {
+    if (running()) return;
+    throw ServerDied(address() + " (" + binary_.filename().string() + " " + version_.version + ") is not running: " +
+                     (exit_status_ ? detail::describe_status(*exit_status_) : "it was stopped") + "\n" + log_tail());
+  }
+
+  std::string host() const { return "127.0.0.1"; }
+  int port() const { return port_; }
+  /// "127.0.0.1:port"
+  std::string address() const { return host() + ":" + std::to_string(port_); }
+  pid_t pid() const { return child_ ? child_->id() : -1; }
+  const std::filesystem::path& dir() const { return dir_->path(); }
+  const std::filesystem::path& binary() const { return binary_; }
+  /// What the binary's --version said (flavor "valkey"/"redis", version "9.1.2").
+  const BinaryVersion& binary_version() const { return version_; }
+  const ServerOptions& options() const { return opts_; }
+  std::filesystem::path log_path() const { return dir() / "server.log"; }
+  /// The last `lines` lines of the server log and of its stdout/stderr, indented, for errors.
+  std::string log_tail(std::size_t lines = 25) const {
+    std::string out;
+    if (auto crash = detail::crash_header(log_path()); !crash.empty())
+      out += "--- " + log_path().string() + " (crash report) ---\n" + crash;
+    out += "--- " + log_path().string() + " (last lines) ---\n" + detail::tail_of(log_path(), lines);
+    std::string std_tail = detail::tail_of(dir() / "stdio.log", lines);
+    if (!std_tail.empty()) out += "--- stdout/stderr ---\n" + std_tail;
+    return out;
+  }
+  /// A new connection to this server.
+  resp::Client client(resp::Client::Options o = {}) const { return resp::Client(host(), port_, o); }
+
+ private:
+  void spawn() {
+    namespace bp = boost::process;
+    std::vector<std::string> args = {"--port", std::to_string(port_), "--bind", "127.0.0.1",
+                                     "--dir", dir().string(), "--logfile", log_path().string(),
+                                     "--daemonize", "no", "--enable-debug-command", "yes"};
+    if (opts_.persistence == Persistence::off) {
+      args.insert(args.end(), {"--save", "", "--appendonly", "no"});
+    } else {
+      args.insert(args.end(), {"--save", "3600 1 300 100 60 10000"});
+      if (opts_.persistence == Persistence::aof) args.insert(args.end(), {"--appendonly", "yes"});
+    }
+    for (const auto& [k, v] : opts_.config) args.insert(args.end(), {"--" + k, v});
+    args.insert(args.end(), opts_.extra_args.begin(), opts_.extra_args.end());
+    std::error_code ec;
+    auto stdio = (dir() / "stdio.log").string();
+    child_ = std::make_unique<bp::child>(binary_.string(), bp::args(args), bp::std_in < bp::null,
+                                         (bp::std_out & bp::std_err) > stdio, bp::limit_handles,
+                                         detail::ChildSetup{{}, ::getpid()}, ec);
+    if (ec) {
+      child_.reset();
+      throw ServerError("cannot start " + binary_.string() + ": " + ec.message());
+    }
+    pgid_ = child_->id();
+    exit_status_.reset();
+  }
+
+  /// nullopt when ready; otherwise the error text (the process is gone by then).
+  std::optional<std::string> wait_ready() {
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
+    const auto deadline = t0 + opts_.ready_timeout;
+    std::string last;
+    while (clock::now() < deadline) {
+      if (!running()) {
+        return "server " + binary_.string() + " on port " + std::to_string(port_) + " " +
+               detail::describe_status(exit_status_.value_or(0)) + " during startup (bad config?)\n" + log_tail();
+      }
+      try {
+        resp::Client c(host(), port_, {std::chrono::milliseconds(200), std::chrono::milliseconds(1000)});
+        auto r = c("PING");
+        if (r == resp::Reply::status("PONG")) return std::nullopt;
+        last = r.to_string();  // e.g. LOADING
+      } catch (const resp::ConnectionError& e) {
+        last = e.what();
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(clock::now() - t0 < std::chrono::milliseconds(100) ? 1 : 10));
+    }
+    kill();
+    return "server " + binary_.string() + " on port " + std::to_string(port_) + " did not answer PING within " +
+           std::to_string(opts_.ready_timeout.count()) + " ms (last: " + last + "); killed it\n" + log_tail();
+  }
+
+  std::optional<int> wait_exit(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (!running()) return exit_status_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    return std::nullopt;
+  }
+
+  ServerOptions opts_;
+  std::filesystem::path binary_;
+  BinaryVersion version_;
+  std::unique_ptr<TempDir> dir_;
+  std::unique_ptr<boost::process::child> child_;
+  pid_t pgid_ = -1;
+  int port_ = 0;
+  std::optional<int> exit_status_;
+};
+
+}  // namespace expirykit::process

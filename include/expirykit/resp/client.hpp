@@ -1,0 +1,195 @@
+// expirykit/resp/client.hpp: a blocking RESP2 client on hiredis (0.14 and 1.x).
+//
+// RAII: one Client owns one connection. Commands are binary-safe argument vectors.
+// Server errors come back as Reply::error values; only connection failures (refused, reset,
+// timeout, protocol error) throw ConnectionError, whose message names the address.
+// The connection stays on RESP2: hiredis 0.14 cannot parse RESP3 (never send HELLO 3).
+#pragma once
+
+#include <hiredis/hiredis.h>
+#include <poll.h>
+
+#include <chrono>
+#include <concepts>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <expirykit/resp/reply.hpp>
+
+namespace expirykit::resp {
+
+/// Connecting failed, or the connection broke, timed out or saw a protocol error.
+/// The message starts with "host:port: ". After it is thrown the Client is closed.
+class ConnectionError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+inline Reply from_hiredis(const redisReply* r) {
+  if (!r) return Reply::nil();
+  switch (r->type) {
+    case REDIS_REPLY_STRING: return Reply::string(std::string(r->str, r->len));
+    case REDIS_REPLY_STATUS: return Reply::status(std::string(r->str, r->len));
+    case REDIS_REPLY_ERROR: return Reply::error(std::string(r->str, r->len));
+    case REDIS_REPLY_INTEGER: return Reply::integer(r->integer);
+    case REDIS_REPLY_NIL: return Reply::nil();
+    case REDIS_REPLY_ARRAY: {
+      std::vector<Reply> e;
+      e.reserve(r->elements);
+      for (std::size_t i = 0; i < r->elements; ++i) e.push_back(from_hiredis(r->element[i]));
+      return Reply::array(std::move(e));
+    }
+    default:  // RESP3 types cannot arrive on a RESP2 connection
+      return Reply::error("expirykit: unexpected hiredis reply type " + std::to_string(r->type));
+  }
+}
+struct ReplyFree {
+  void operator()(void* p) const { freeReplyObject(p); }
+};
+struct ContextFree {
+  void operator()(redisContext* c) const { redisFree(c); }
+};
+inline timeval to_timeval(std::chrono::milliseconds ms) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(ms.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((ms.count() % 1000) * 1000);
+  return tv;
+}
+}  // namespace detail
+
+/// Anything convertible to one command argument: strings as bytes, integers in decimal.
+template <class T>
+concept Arg = std::convertible_to<T, std::string_view> || std::integral<T>;
+
+template <Arg T>
+std::string to_arg(const T& v) {
+  if constexpr (std::integral<T>) return std::to_string(v);
+  else return std::string(std::string_view(v));
+}
+
+class Client {
+ public:
+  struct Options {
+    std::chrono::milliseconds connect_timeout{2000};
+    /// Per-reply read/write timeout; 0 disables it (blocks forever).
+    std::chrono::milliseconds command_timeout{30000};
+  };
+
+  /// Connects to host:port. Throws ConnectionError ("127.0.0.1:7000: Connection refused").
+  Client(std::string host, int port) : Client(std::move(host), port, Options{}) {}
+  Client(std::string host, int port, Options opts) : host_(std::move(host)), port_(port) {
+    ctx_.reset(redisConnectWithTimeout(host_.c_str(), port_, detail::to_timeval(opts.connect_timeout)));
+    if (!ctx_) throw ConnectionError(address() + ": cannot allocate a hiredis context");
+    if (ctx_->err) fail("cannot connect");
+    if (opts.command_timeout.count() > 0 &&
+        redisSetTimeout(ctx_.get(), detail::to_timeval(opts.command_timeout)) != REDIS_OK)
+      fail("cannot set the command timeout");
+  }
+  Client(Client&&) noexcept = default;
+  Client& operator=(Client&&) noexcept = default;
+
+  const std::string& host() const { return host_; }
+  int port() const { return port_; }
+  /// "host:port"
+  std::string address() const { return host_ + ":" + std::to_string(port_); }
+  bool connected() const { return ctx_ != nullptr; }
+
+  /// Sends one command and waits for its reply. Throws ConnectionError on I/O failure.
+  Reply call(const Argv& argv) {
+    append(argv);
+    return read();
+  }
+  /// call("HEXPIRE", "k", 10, "FIELDS", 1, "f"): arguments as strings or integers.
+  template <Arg... A>
+  Reply operator()(const A&... args) {
+    return call(Argv{to_arg(args)...});
+  }
+
+  /// Sends all commands at once, then reads all replies (one round trip). Server errors
+  /// are replies in the result; ConnectionError if the connection breaks.
+  std::vector<Reply> pipeline(const std::vector<Argv>& cmds) {
+    for (const auto& c : cmds) append(c);
+    std::vector<Reply> out;
+    out.reserve(cmds.size());
+    for (std::size_t i = 0; i < cmds.size(); ++i) out.push_back(read());
+    return out;
+  }
+
+  /// Queues a command in the output buffer (sent on the next read()).
+  void append(const Argv& argv) {
+    check_open();
+    std::vector<const char*> ptrs;
+    std::vector<std::size_t> lens;
+    ptrs.reserve(argv.size());
+    lens.reserve(argv.size());
+    for (const auto& a : argv) {
+      ptrs.push_back(a.data());
+      lens.push_back(a.size());
+    }
+    if (redisAppendCommandArgv(ctx_.get(), static_cast<int>(argv.size()), ptrs.data(), lens.data()) != REDIS_OK)
+      fail("cannot queue command");
+  }
+  /// Flushes queued commands and reads the next reply (blocking, up to command_timeout).
+  Reply read() {
+    check_open();
+    void* raw = nullptr;
+    if (redisGetReply(ctx_.get(), &raw) != REDIS_OK) fail("read failed");
+    std::unique_ptr<void, detail::ReplyFree> guard(raw);
+    return detail::from_hiredis(static_cast<redisReply*>(raw));
+  }
+  /// Reads the next reply if one arrives within `timeout` (e.g. a pub/sub message after
+  /// SUBSCRIBE); std::nullopt on timeout, and the connection stays usable.
+  std::optional<Reply> read_for(std::chrono::milliseconds timeout) {
+    check_open();
+    auto flush_done = [&] {
+      int done = 0;
+      while (!done)
+        if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) fail("write failed");
+    };
+    flush_done();
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+      void* raw = nullptr;
+      if (redisReaderGetReply(ctx_->reader, &raw) != REDIS_OK) fail("protocol error");
+      if (raw) {
+        std::unique_ptr<void, detail::ReplyFree> guard(raw);
+        return detail::from_hiredis(static_cast<redisReply*>(raw));
+      }
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return std::nullopt;
+      pollfd p{ctx_->fd, POLLIN, 0};
+      int n = ::poll(&p, 1, static_cast<int>(left.count()));
+      if (n < 0 && errno != EINTR) fail("poll failed");
+      if (n > 0 && redisBufferRead(ctx_.get()) != REDIS_OK) fail("read failed");
+    }
+  }
+
+  void close() { ctx_.reset(); }
+
+ private:
+  void check_open() const {
+    if (!ctx_) throw ConnectionError(address() + ": connection is closed (an earlier error closed it)");
+  }
+  [[noreturn]] void fail(const char* what) {
+    std::string msg = address() + ": " + what;
+    if (ctx_ && ctx_->err) {
+      msg += ": ";
+      msg += ctx_->errstr;
+    }
+    ctx_.reset();
+    throw ConnectionError(msg);
+  }
+
+  std::string host_;
+  int port_;
+  std::unique_ptr<redisContext, detail::ContextFree> ctx_;
+};
+
+}  // namespace expirykit::resp

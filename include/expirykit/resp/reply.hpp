@@ -1,0 +1,244 @@
+// expirykit/resp/reply.hpp: a RESP2 reply as a plain value type.
+//
+// A Reply is what a server answered (or what the model expects it to answer): nil, a status
+// ("OK"), an error ("ERR ..."), an integer, a binary-safe bulk string, or an array of replies.
+// Server errors are Replies, never exceptions. Equality is structural (type and content);
+// printing follows valkey-cli / redis-cli, e.g. `1) (integer) -2`, `"v"`, `(nil)`,
+// `(error) ERR syntax error`, `(empty array)`.
+//
+// This header includes no hiredis header: the model builds expected Replies from it alone.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace expirykit::resp {
+
+enum class Type { nil, status, error, integer, string, array };
+
+inline const char* to_string(Type t) {
+  switch (t) {
+    case Type::nil: return "nil";
+    case Type::status: return "status";
+    case Type::error: return "error";
+    case Type::integer: return "integer";
+    case Type::string: return "string";
+    case Type::array: return "array";
+  }
+  return "?";
+}
+
+/// Thrown when a Reply is read as a type it does not have (e.g. as_integer() on an error).
+/// The message holds the reply as valkey-cli prints it.
+class ReplyTypeError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
+class Reply {
+ public:
+  Reply() = default;  // nil
+
+  static Reply nil() { return {}; }
+  static Reply status(std::string s) { return Reply(Type::status, std::move(s)); }
+  static Reply error(std::string s) { return Reply(Type::error, std::move(s)); }
+  static Reply integer(long long v) {
+    Reply r(Type::integer, {});
+    r.int_ = v;
+    return r;
+  }
+  static Reply string(std::string s) { return Reply(Type::string, std::move(s)); }
+  static Reply array(std::vector<Reply> elems) {
+    Reply r(Type::array, {});
+    r.elems_ = std::move(elems);
+    return r;
+  }
+  /// An array of integers, e.g. the per-field reply of HEXPIRE: Reply::ints({1, -2}).
+  static Reply ints(std::initializer_list<long long> vs) {
+    std::vector<Reply> e;
+    for (auto v : vs) e.push_back(integer(v));
+    return array(std::move(e));
+  }
+  static Reply ints(const std::vector<long long>& vs) {
+    std::vector<Reply> e;
+    for (auto v : vs) e.push_back(integer(v));
+    return array(std::move(e));
+  }
+  /// An array of bulk strings, e.g. the reply of HKEYS.
+  static Reply strings(const std::vector<std::string>& vs) {
+    std::vector<Reply> e;
+    for (const auto& v : vs) e.push_back(string(v));
+    return array(std::move(e));
+  }
+  static Reply ok() { return status("OK"); }
+
+  Type type() const { return type_; }
+  bool is_nil() const { return type_ == Type::nil; }
+  bool is_status() const { return type_ == Type::status; }
+  bool is_error() const { return type_ == Type::error; }
+  bool is_integer() const { return type_ == Type::integer; }
+  bool is_string() const { return type_ == Type::string; }
+  bool is_array() const { return type_ == Type::array; }
+
+  /// The integer of an integer reply. Throws ReplyTypeError otherwise.
+  long long as_integer() const {
+    expect(Type::integer);
+    return int_;
+  }
+  /// The text of a status, error or bulk-string reply. Throws ReplyTypeError otherwise.
+  const std::string& str() const {
+    if (type_ != Type::status && type_ != Type::error && type_ != Type::string)
+      throw ReplyTypeError("expected a status, error or string reply, got " + to_string());
+    return str_;
+  }
+  /// The elements of an array reply. Throws ReplyTypeError otherwise.
+  const std::vector<Reply>& elements() const {
+    expect(Type::array);
+    return elems_;
+  }
+  std::vector<Reply>& elements() {
+    expect(Type::array);
+    return elems_;
+  }
+  /// Element i of an array reply (bounds-checked). Throws ReplyTypeError / std::out_of_range.
+  const Reply& operator[](std::size_t i) const { return elements().at(i); }
+  std::size_t size() const { return elements().size(); }
+  /// Integers of an array-of-integers reply. Throws ReplyTypeError on any other shape.
+  std::vector<long long> as_integers() const {
+    std::vector<long long> out;
+    for (const auto& e : elements()) out.push_back(e.as_integer());
+    return out;
+  }
+  /// True for an error reply whose text starts with `prefix` (e.g. "WRONGTYPE", "ERR syntax").
+  bool is_error_starting(std::string_view prefix) const {
+    return type_ == Type::error && std::string_view(str_).substr(0, prefix.size()) == prefix;
+  }
+
+  friend bool operator==(const Reply& a, const Reply& b) {
+    if (a.type_ != b.type_) return false;
+    switch (a.type_) {
+      case Type::nil: return true;
+      case Type::integer: return a.int_ == b.int_;
+      case Type::array: return a.elems_ == b.elems_;
+      default: return a.str_ == b.str_;
+    }
+  }
+
+  /// valkey-cli style rendering, multi-line for arrays.
+  std::string to_string() const {
+    std::string out;
+    render(out, 0);
+    return out;
+  }
+
+ private:
+  Reply(Type t, std::string s) : type_(t), str_(std::move(s)) {}
+
+  void expect(Type t) const {
+    if (type_ != t)
+      throw ReplyTypeError(std::string("expected a ") + resp::to_string(t) + " reply, got " +
+                           to_string());
+  }
+
+  static void quote(std::string& out, std::string_view s) {
+    static const char* hex = "0123456789abcdef";
+    out += '"';
+    for (unsigned char c : s) {
+      switch (c) {
+        case '\\': out += "\\\\"; break;
+        case '"': out += "\\\""; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        case '\a': out += "\\a"; break;
+        case '\b': out += "\\b"; break;
+        default:
+          if (c < 0x20 || c >= 0x7f) {
+            out += "\\x";
+            out += hex[c >> 4];
+            out += hex[c & 15];
+          } else {
+            out += static_cast<char>(c);
+          }
+      }
+    }
+    out += '"';
+  }
+
+  void render(std::string& out, std::size_t indent) const {
+    switch (type_) {
+      case Type::nil: out += "(nil)"; return;
+      case Type::status: out += str_; return;
+      case Type::error: out += "(error) " + str_; return;
+      case Type::integer: out += "(integer) " + std::to_string(int_); return;
+      case Type::string: quote(out, str_); return;
+      case Type::array: {
+        if (elems_.empty()) {
+          out += "(empty array)";
+          return;
+        }
+        const std::size_t width = std::to_string(elems_.size()).size();
+        for (std::size_t i = 0; i < elems_.size(); ++i) {
+          std::string label = std::to_string(i + 1);
+          if (i) out += "\n" + std::string(indent, ' ');
+          out += std::string(width - label.size(), ' ') + label + ") ";
+          elems_[i].render(out, indent + width + 2);
+        }
+        return;
+      }
+    }
+  }
+
+  Type type_ = Type::nil;
+  std::string str_;
+  long long int_ = 0;
+  std::vector<Reply> elems_;
+};
+
+inline std::ostream& operator<<(std::ostream& os, const Reply& r) { return os << r.to_string(); }
+
+/// One command as sent: binary-safe argument vector, e.g. {"HEXPIRE", "k", "10", "FIELDS", "1", "f"}.
+using Argv = std::vector<std::string>;
+
+/// Quote one argument the way valkey-cli accepts it on its command line / stdin
+/// (double quotes with \xHH escapes when needed), so printed scripts replay verbatim.
+inline std::string cli_quote(std::string_view arg) {
+  bool plain = !arg.empty();
+  for (unsigned char c : arg)
+    if (c <= 0x20 || c >= 0x7f || c == '"' || c == '\'' || c == '\\') plain = false;
+  if (plain) return std::string(arg);
+  static const char* hex = "0123456789abcdef";
+  std::string out = "\"";
+  for (unsigned char c : arg) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c >= 0x7f) {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+/// A command as one valkey-cli line, e.g. `HSET k "a b" 1`.
+inline std::string cli_line(const Argv& argv) {
+  std::string out;
+  for (std::size_t i = 0; i < argv.size(); ++i) {
+    if (i) out += ' ';
+    out += cli_quote(argv[i]);
+  }
+  return out;
+}
+
+}  // namespace expirykit::resp
