@@ -9,14 +9,16 @@
 // EXPIRYKIT_SERVER_ADDR); before each test it gets FLUSHALL SYNC and active expiry switched
 // back on, so tests do not see each other's keys. A test that restarts or reconfigures a server
 // asks for its own with fresh_server(), which is skipped in external mode.
-// After each test the fixture checks that the shared server is still alive; a crash fails
-// that test with the server's exit status and log tail, and the next test gets a new server.
+// After each test the fixture checks that the shared server still answers PING; a crash fails
+// that test with the server's exit status and crash report, and the next test gets a new server.
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 
 #include <expirykit/process/target.hpp>
 #include <expirykit/resp/client.hpp>
@@ -46,13 +48,25 @@ class ServerFixture {
     if (r.is_error()) FAIL("FLUSHALL SYNC on " << target_->address() << " failed: " << r);
     if (target_->identity().caps.debug) client_("DEBUG", "SET-ACTIVE-EXPIRE", "1");
   }
+  /// Fails the test (without throwing) if the shared server no longer answers PING: it died
+  /// (the failure carries the exit status and crash report) or hangs (it is then killed).
   ~ServerFixture() {
-    if (target_->owned() && !target_->owned()->running()) {
-      try {
-        target_->owned()->check_alive();
-      } catch (const std::exception& e) {
-        FAIL_CHECK("the server died during this test: " << e.what());
-      }
+    auto* s = target_->owned();
+    if (!s) return;
+    bool answers = false;
+    try {
+      answers = s->client({std::chrono::milliseconds(1000), std::chrono::milliseconds(5000)})("PING").is_status();
+    } catch (const std::exception&) {
+    }
+    if (answers) return;
+    // A crashing server takes a moment to write its crash report and exit.
+    for (int i = 0; i < 1000 && s->running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    try {
+      s->check_alive();
+      FAIL_CHECK("the server " << s->address() << " stopped answering PING during this test; killed it\n" << s->log_tail());
+      s->kill();
+    } catch (const std::exception& e) {
+      FAIL_CHECK("the server died during this test: " << e.what());
     }
   }
   ServerFixture(const ServerFixture&) = delete;

@@ -1,0 +1,96 @@
+// The Catch2 integration as a user sees it: exit codes, messages, verdict lines, and the
+// fixture's handling of a crashed server, checked by running checks/catch2/probe_tests.cpp.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include <boost/process.hpp>
+
+using Catch::Matchers::ContainsSubstring;
+namespace bp = boost::process;
+
+namespace {
+struct Run {
+  int code = -1;
+  std::string out;
+  std::vector<std::string> verdicts;  // lines of EXPIRYKIT_VERDICT_FILE
+};
+Run run_probe(const std::vector<std::string>& args) {
+  Run r;
+  std::string vf = "/tmp/ekcheck-verdicts-" + std::to_string(::getpid());
+  std::remove(vf.c_str());
+  auto env = boost::this_process::environment();
+  env["EXPIRYKIT_VERDICT_FILE"] = vf;
+  env["RC_PARAMS"] = "max_success=50";
+  bp::ipstream out;
+  bp::child c(EXPIRYKIT_CATCH2_PROBE, bp::args(args), env, (bp::std_out & bp::std_err) > out);
+  for (std::string l; std::getline(out, l);) r.out += l + "\n";
+  c.wait();
+  r.code = c.exit_code();
+  std::ifstream in(vf);
+  for (std::string l; std::getline(in, l);) r.verdicts.push_back(l);
+  std::remove(vf.c_str());
+  return r;
+}
+}  // namespace
+
+TEST_CASE("A failed reply check prints both replies as valkey-cli shows them, and a FAIL verdict", "[catch2]") {
+  auto r = run_probe({"probe: fails"});
+  INFO(r.out);
+  CHECK(r.code != 0);
+  CHECK_THAT(r.out, ContainsSubstring("\"got\" == \"wanted\""));
+  REQUIRE(r.verdicts.size() == 1);
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: fails\tFAIL\t"));
+}
+
+TEST_CASE("A passing test gives a PASS verdict with the server's identity", "[catch2]") {
+  auto r = run_probe({"probe: passes"});
+  INFO(r.out);
+  CHECK(r.code == 0);
+  REQUIRE(r.verdicts.size() == 1);
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: passes\tPASS\t"));
+  CHECK((r.verdicts[0].find("\tvalkey ") != std::string::npos || r.verdicts[0].find("\tredis ") != std::string::npos));
+}
+
+TEST_CASE("require() skips with the reason and the server named", "[catch2]") {
+  auto r = run_probe({"probe: skips"});
+  INFO(r.out);
+  CHECK(r.code == 4);  // Catch2: every selected test was skipped
+  REQUIRE(r.verdicts.size() == 1);
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("\tSKIP\tnot supported by ") &&
+                                ContainsSubstring(": a capability no server has"));
+}
+
+TEST_CASE("Each test starts on a flushed server", "[catch2]") {
+  auto r = run_probe({"probe: leaves a key,probe: sees a clean server", "--order", "decl"});
+  INFO(r.out);
+  CHECK(r.code == 0);
+}
+
+TEST_CASE("A server crash fails the test that caused it, with the crash report; the next test gets a new server",
+          "[catch2]") {
+  auto r = run_probe({"probe: crashes the server,probe: passes", "--order", "decl"});
+  INFO(r.out);
+  CHECK(r.code != 0);
+  CHECK_THAT(r.out, ContainsSubstring("the server died during this test") && ContainsSubstring("signal 11") &&
+                        ContainsSubstring("crashed by signal"));
+  REQUIRE(r.verdicts.size() == 2);
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: crashes the server\tFAIL"));
+  CHECK_THAT(r.verdicts[1], ContainsSubstring("probe: passes\tPASS"));
+}
+
+TEST_CASE("prop() fails the test with RapidCheck's shrunk counterexample; a true property passes", "[catch2]") {
+  auto bad = run_probe({"probe: a false property"});
+  INFO(bad.out);
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.out, ContainsSubstring("Falsifiable") && ContainsSubstring("(10)") &&
+                          ContainsSubstring("reproduce="));
+  auto good = run_probe({"probe: a true property"});
+  INFO(good.out);
+  CHECK(good.code == 0);
+}

@@ -1,0 +1,35 @@
+// Tests that fail, skip and crash on purpose. Not run by CTest: checks/catch2/integration_test.cpp
+// runs this binary with a filter and checks its exit code, output and verdict lines.
+#include <catch2/catch_test_macros.hpp>
+
+#include <expirykit/catch2/fixture.hpp>
+#include <expirykit/catch2/prop.hpp>
+
+using expirykit::catch2::ServerFixture;
+using expirykit::resp::Reply;
+
+// Declared first: tests run in declaration order, and the crash must come before "passes".
+TEST_CASE_METHOD(ServerFixture, "probe: crashes the server", "[.probe]") {
+  try {
+    client()("DEBUG", "SEGFAULT");
+  } catch (const std::exception&) {
+  }
+}
+
+TEST_CASE_METHOD(ServerFixture, "probe: passes", "[.probe]") { CHECK(client()("PING") == Reply::status("PONG")); }
+
+TEST_CASE_METHOD(ServerFixture, "probe: fails", "[.probe]") { CHECK(client()("ECHO", "got") == Reply::string("wanted")); }
+
+TEST_CASE_METHOD(ServerFixture, "probe: skips", "[.probe]") { require(false, "a capability no server has"); }
+
+TEST_CASE_METHOD(ServerFixture, "probe: leaves a key", "[.probe]") { CHECK(client()("SET", "left", "1") == Reply::ok()); }
+
+TEST_CASE_METHOD(ServerFixture, "probe: sees a clean server", "[.probe]") { CHECK(client()("DBSIZE") == Reply::integer(0)); }
+
+TEST_CASE("probe: a false property", "[.probe]") {
+  expirykit::catch2::prop("every int is below 10", [](int x) { RC_ASSERT(x < 10); });
+}
+
+TEST_CASE("probe: a true property", "[.probe]") {
+  expirykit::catch2::prop("abs is non-negative", [](int x) { RC_ASSERT(x == INT32_MIN || std::abs(x) >= 0); });
+}
