@@ -11,6 +11,8 @@
 
 #include <boost/process.hpp>
 
+#include <expirykit/process/server.hpp>
+
 using Catch::Matchers::ContainsSubstring;
 namespace bp = boost::process;
 
@@ -20,13 +22,14 @@ struct Run {
   std::string out;
   std::vector<std::string> verdicts;  // lines of EXPIRYKIT_VERDICT_FILE
 };
-Run run_probe(const std::vector<std::string>& args) {
+Run run_probe(const std::vector<std::string>& args, const std::string& external = "") {
   Run r;
   std::string vf = "/tmp/ekcheck-verdicts-" + std::to_string(::getpid());
   std::remove(vf.c_str());
-  auto env = boost::this_process::environment();
+  bp::environment env = boost::this_process::environment();  // a copy, not our own
   env["EXPIRYKIT_VERDICT_FILE"] = vf;
   env["RC_PARAMS"] = "max_success=50";
+  if (!external.empty()) env["EXPIRYKIT_SERVER_ADDR"] = external;
   bp::ipstream out;
   bp::child c(EXPIRYKIT_CATCH2_PROBE, bp::args(args), env, (bp::std_out & bp::std_err) > out);
   for (std::string l; std::getline(out, l);) r.out += l + "\n";
@@ -93,4 +96,21 @@ TEST_CASE("prop() fails the test with RapidCheck's shrunk counterexample; a true
   auto good = run_probe({"probe: a true property"});
   INFO(good.out);
   CHECK(good.code == 0);
+}
+
+TEST_CASE("External mode: tests run against the given server; a test that needs its own server is skipped",
+          "[catch2]") {
+  expirykit::process::Server external;
+  REQUIRE(external.client()("SET", "mark", "external") == expirykit::resp::Reply::ok());
+  auto r = run_probe({"probe: passes,probe: restarts its own server", "--order", "decl"}, external.address());
+  INFO(r.out);
+  CHECK(r.code == 0);
+  REQUIRE(r.verdicts.size() == 2);
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: passes\tPASS"));
+  CHECK_THAT(r.verdicts[1], ContainsSubstring("\tSKIP\tneeds a server the kit spawns (restart)"));
+  // It really used the external server: the fixture flushed it.
+  CHECK(external.client()("EXISTS", "mark") == expirykit::resp::Reply::integer(0));
+  auto own = run_probe({"probe: restarts its own server"});
+  INFO(own.out);
+  CHECK(own.code == 0);
 }

@@ -33,3 +33,9 @@ TEST_CASE("probe: a false property", "[.probe]") {
 TEST_CASE("probe: a true property", "[.probe]") {
   expirykit::catch2::prop("abs is non-negative", [](int x) { RC_ASSERT(x == INT32_MIN || std::abs(x) >= 0); });
 }
+
+TEST_CASE_METHOD(ServerFixture, "probe: restarts its own server", "[.probe]") {
+  auto s = fresh_server({}, "restart");
+  s->restart(expirykit::process::Shutdown::nosave);
+  CHECK(s->client()("PING") == Reply::status("PONG"));
+}

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# ci/provision-servers with a pinned version the archive does not offer must fail, name the
+# server and what is offered, and leave the cached good copy alone; an unknown name must fail too.
+set -u
+root=$1
+cache=${EXPIRYKIT_SERVERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/expirykit/servers}
+before=$(sha256sum "$cache/valkey-9.1/bin/valkey-server" 2>/dev/null | cut -d' ' -f1)
+out=$(bash "$root/ci/provision-servers" valkey-9.1=0.0.1-1 2>&1); rc=$?
+fail() { echo "FAIL: $*"; echo "--- output:"; echo "$out"; exit 1; }
+[ $rc -ne 0 ] || fail "exit code 0 for a version that does not exist"
+echo "$out" | grep -q "valkey-9.1: Debian's archive no longer offers valkey-tools 0.0.1-1" || fail "message does not name the pin"
+echo "$out" | grep -q "offered: sid:9.1" || fail "message does not say what is offered"
+after=$(sha256sum "$cache/valkey-9.1/bin/valkey-server" 2>/dev/null | cut -d' ' -f1)
+[ "$before" = "$after" ] || fail "the cached server changed"
+out=$(bash "$root/ci/provision-servers" nosuch-1.0 2>&1); rc=$?
+[ $rc -ne 0 ] || fail "exit code 0 for an unknown server"
+echo "$out" | grep -q "unknown server 'nosuch-1.0'; known: valkey-9.1 redis-8.0" || fail "unknown name not explained"
+echo "PASS"
