@@ -1,0 +1,42 @@
+// Keyspace: visibility, reclaim(), canonical comparison of unordered replies.
+#include <catch2/catch_test_macros.hpp>
+
+#include "session.hpp"
+
+using namespace ekcheck;
+using expirykit::model::canonical;
+using expirykit::model::same_reply;
+
+TEST_CASE("reclaim() models active expiry fully done (valkey-hfe.md §11)", "[model][keyspace]") {
+  Session s(Dialect::valkey_9_1());
+  s.run("HSET h a 1 b 2");
+  s.run("HSET g a 1");
+  s.run("HPEXPIRE h 10 FIELDS 1 a");
+  s.run("HPEXPIRE g 10 FIELDS 1 a");
+  s.run("SET k v PX 10");
+  s.advance(50);
+  CHECK(s.ks.expired_unreclaimed(s.now) == 2);
+  CHECK(s.ks.reclaim(s.now) == 2);
+  CHECK(s.ks.raw("g") == nullptr);  // last field gone: key gone
+  CHECK(s.ks.raw("k") == nullptr);
+  REQUIRE(s.ks.raw("h") != nullptr);
+  CHECK(s.ks.raw("h")->hash().fields.size() == 1);
+  CHECK(s.ks.expired_unreclaimed(s.now) == 0);
+}
+
+TEST_CASE("HGETALL/HKEYS/HVALS compare order-insensitively", "[model][canonical]") {
+  const Argv getall{"HGETALL", "h"}, keys{"HKEYS", "h"}, get{"HMGET", "h", "a", "b"};
+  CHECK(same_reply(getall, arr({S("a"), S("1"), S("b"), S("2")}), arr({S("b"), S("2"), S("a"), S("1")})));
+  CHECK_FALSE(same_reply(getall, arr({S("a"), S("1"), S("b"), S("2")}), arr({S("a"), S("2"), S("b"), S("1")})));
+  CHECK(same_reply(keys, arr({S("a"), S("b")}), arr({S("b"), S("a")})));
+  CHECK_FALSE(same_reply(get, arr({S("1"), S("2")}), arr({S("2"), S("1")})));
+  CHECK(canonical(keys, E("WRONGTYPE x")) == E("WRONGTYPE x"));
+}
+
+TEST_CASE("Unmodelled commands are reported, never guessed", "[model][apply]") {
+  Session v(Dialect::valkey_9_1());
+  CHECK_THROWS_AS(v.run("HRANDFIELD h"), expirykit::model::Unmodelled);
+  CHECK_THROWS_AS(v.run("SET k v IFEQ x"), expirykit::model::Unmodelled);
+  Session r74(*Dialect::for_server("redis", 7, 4));
+  CHECK_THROWS_AS(r74.run("HSETEX h FIELDS 1 a 1"), expirykit::model::Unmodelled);
+}

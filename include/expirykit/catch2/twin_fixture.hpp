@@ -1,0 +1,88 @@
+// expirykit/catch2/twin_fixture.hpp: a ServerFixture with the reference model beside the live
+// server (state::Twin): every command goes to both, replies and state are compared.
+//
+//   TEST_CASE_METHOD(expirykit::catch2::TwinFixture, "HSET clears a field's TTL") {
+//     both("HSET h a 1");  both("HPEXPIRE h 100000 FIELDS 1 a");  both("HSET h a 2");
+//     CHECK(both("HTTL h FIELDS 1 a") == Reply::ints({-1}));
+//     check_same_state();
+//   }
+// SKIPs on a server without a model dialect (no hash field TTLs) or without DEBUG.
+#pragma once
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <expirykit/catch2/fixture.hpp>
+#include <expirykit/model/model.hpp>
+#include <expirykit/state/twin.hpp>
+
+namespace expirykit::catch2 {
+
+using expirykit::model::Dialect;
+using expirykit::resp::Reply;
+using expirykit::state::Step;
+using expirykit::state::Twin;
+
+class TwinFixture : public ServerFixture {
+ public:
+  ~TwinFixture() {
+    try {
+      if (twin_) twin_->set_active_expire(true);  // never leave an external server frozen
+    } catch (...) {
+    }
+  }
+
+ protected:
+  /// The model twin of the shared server; SKIPs on a server without a dialect.
+  Twin& twin() {
+    if (!twin_) {
+      const auto& id = identity();
+      auto d = Dialect::for_server(expirykit::server::to_string(id.flavor), id.version.major, id.version.minor);
+      if (!d) SKIP("no model dialect for " << id.to_string() << " (no hash field TTLs)");
+      require_debug("DEBUG SET-ACTIVE-EXPIRE");
+      twin_ = std::make_unique<Twin>(client(), *d);
+    }
+    return *twin_;
+  }
+  const Dialect& dialect() { return twin().dialect(); }
+
+  /// Runs `line` on both sides; CHECKs that the replies agree; returns the server's reply.
+  Reply both(const std::string& line) {
+    Step s = twin().run(line);
+    INFO(s.describe());
+    CHECK(s.ok);
+    return s.server;
+  }
+  Reply both(const expirykit::resp::Argv& argv) {
+    Step s = twin().run(argv);
+    INFO(s.describe());
+    CHECK(s.ok);
+    return s.server;
+  }
+  /// Sets a 1 ms TTL on `fields` of `key` (with active expiry off) and waits on the server
+  /// clock until they have logically expired: the "expired but not reclaimed" state.
+  void expire_unreclaimed(const std::string& key, const std::vector<std::string>& fields) {
+    REQUIRE(twin().set_active_expire(false) == Reply::ok());
+    expirykit::resp::Argv a{"HPEXPIRE", key, "1", "FIELDS", std::to_string(fields.size())};
+    a.insert(a.end(), fields.begin(), fields.end());
+    Step s = twin().run(a);
+    REQUIRE(s.ok);
+    twin().wait_until_past(s.after_ms + 1, 5);
+  }
+  /// Model and server hold the same data (CHECK, with the differences as the message).
+  void check_same_state() {
+    auto diffs = twin().compare_state();
+    std::string all;
+    for (auto& d : diffs) all += d + "\n";
+    INFO(all);
+    CHECK(diffs.empty());
+  }
+
+ private:
+  std::unique_ptr<Twin> twin_;
+};
+
+}  // namespace expirykit::catch2

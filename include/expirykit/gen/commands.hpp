@@ -1,0 +1,216 @@
+// expirykit/gen/commands.hpp: RapidCheck generators of whole commands (resp::Argv).
+//
+//   auto g = gen::command(dialect);                // one command, weighted mix
+//   auto s = gen::sequence(dialect, 40);           // up to 40 commands
+//
+// Mostly valid commands of the modelled set (model/apply.hpp), on a few colliding keys and
+// fields (gen/names.hpp) with times from gen/ttl.hpp; about one in ten is malformed on purpose:
+// numfields off by one or zero, FIELDS missing, an unknown or repeated flag, conflicting flags,
+// too few arguments. Commands the dialect lacks (HSETEX on Redis 7.4) are not generated.
+// Every generated time is either far from "now" or clearly past, so a sequence is deterministic.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <rapidcheck.h>
+
+#include <expirykit/gen/names.hpp>
+#include <expirykit/gen/ttl.hpp>
+#include <expirykit/model/dialect.hpp>
+#include <expirykit/resp/reply.hpp>
+
+namespace expirykit::gen {
+
+using resp::Argv;
+
+namespace detail {
+inline void append(Argv& a, const std::vector<std::string>& more) { a.insert(a.end(), more.begin(), more.end()); }
+
+/// "FIELDS n f1 .. fn" (with values when `values`), sometimes malformed when `mistakes`.
+inline void fields_block(Argv& a, const std::vector<std::string>& fields, bool values, bool mistakes) {
+  int n = static_cast<int>(fields.size());
+  const int kind = mistakes ? *rc::gen::weightedElement<int>({{90, 0}, {3, 1}, {3, 2}, {2, 3}, {2, 4}}) : 0;
+  if (kind == 4) return;  // FIELDS block missing entirely
+  a.push_back(kind == 3 ? *rc::gen::elementOf(std::vector<std::string>{"FIELD", "NX", "fields"}) : "FIELDS");
+  if (kind == 1) n += *rc::gen::elementOf(std::vector<int>{-1, 1});
+  if (kind == 2) n = *rc::gen::elementOf(std::vector<int>{0, -1});
+  a.push_back(std::to_string(n));
+  for (const auto& f : fields) {
+    a.push_back(f);
+    if (values) a.push_back(*value());
+  }
+}
+}  // namespace detail
+
+/// One HEXPIRE-family command.
+inline rc::Gen<Argv> hexpire_command(const model::Dialect& d) {
+  return full(rc::gen::exec([d] {
+    const int which = *rc::gen::inRange(0, 4);
+    static const char* names[] = {"HEXPIRE", "HPEXPIRE", "HEXPIREAT", "HPEXPIREAT"};
+    TimeArg t{which == 0 || which == 2, which >= 2};
+    Argv a{names[which], *key_name(), *time_arg(t, d)};
+    const bool mistakes = *rc::gen::inRange(0, 10) == 0;
+    auto cond = *rc::gen::weightedElement<int>({{40, 0}, {15, 1}, {15, 2}, {15, 3}, {15, 4}});
+    static const char* conds[] = {"", "NX", "XX", "GT", "LT"};
+    if (cond) a.push_back(conds[cond]);
+    if (mistakes && *rc::gen::inRange(0, 2)) a.push_back(*rc::gen::elementOf(std::vector<std::string>{"NX", "GT", "XX", "FOO"}));
+    detail::fields_block(a, *field_list(), false, mistakes);
+    return a;
+  }));
+}
+
+/// One HTTL / HPTTL / HEXPIRETIME / HPEXPIRETIME / HPERSIST command.
+inline rc::Gen<Argv> field_query_command() {
+  return full(rc::gen::exec([] {
+    Argv a{*rc::gen::elementOf(std::vector<std::string>{"HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST"}),
+           *key_name()};
+    detail::fields_block(a, *field_list(), false, *rc::gen::inRange(0, 12) == 0);
+    return a;
+  }));
+}
+
+/// One HSETEX command (key-level NX/XX are generated for every dialect: an error where absent).
+inline rc::Gen<Argv> hsetex_command(const model::Dialect& d) {
+  return full(rc::gen::exec([d] {
+    Argv a{"HSETEX", *key_name()};
+    const bool mistakes = *rc::gen::inRange(0, 10) == 0;
+    std::vector<Argv> opts;
+    const int key_cond = *rc::gen::weightedElement<int>({{85, 0}, {8, 1}, {7, 2}});
+    if (key_cond) opts.push_back({key_cond == 1 ? "NX" : "XX"});
+    const int fcond = *rc::gen::weightedElement<int>({{60, 0}, {20, 1}, {20, 2}});
+    if (fcond) opts.push_back({fcond == 1 ? "FNX" : "FXX"});
+    const int exp = *rc::gen::weightedElement<int>({{25, 0}, {20, 1}, {15, 2}, {10, 3}, {10, 4}, {20, 5}});
+    static const char* exps[] = {"", "EX", "PX", "EXAT", "PXAT", "KEEPTTL"};
+    if (exp == 5) opts.push_back({"KEEPTTL"});
+    else if (exp) opts.push_back({exps[exp], *time_arg(TimeArg{exp == 1 || exp == 3, exp >= 3}, d)});
+    if (mistakes && *rc::gen::inRange(0, 2))
+      opts.push_back(*rc::gen::elementOf(std::vector<Argv>{{"FNX"}, {"EX", "10"}, {"KEEPTTL"}, {"PERSIST"}, {"FOO"}}));
+    if (opts.size() > 1 && *rc::gen::inRange(0, 3) == 0) std::swap(opts.front(), opts.back());  // any order
+    for (const auto& o : opts) detail::append(a, o);
+    detail::fields_block(a, *field_list(3), true, mistakes);
+    return a;
+  }));
+}
+
+/// One HGETEX command.
+inline rc::Gen<Argv> hgetex_command(const model::Dialect& d) {
+  return full(rc::gen::exec([d] {
+    Argv a{"HGETEX", *key_name()};
+    const bool mistakes = *rc::gen::inRange(0, 10) == 0;
+    const int exp = *rc::gen::weightedElement<int>({{25, 0}, {20, 1}, {15, 2}, {10, 3}, {10, 4}, {20, 5}});
+    static const char* exps[] = {"", "EX", "PX", "EXAT", "PXAT", "PERSIST"};
+    if (exp == 5) a.push_back("PERSIST");
+    else if (exp) detail::append(a, {exps[exp], *time_arg(TimeArg{exp == 1 || exp == 3, exp >= 3}, d)});
+    if (mistakes && *rc::gen::inRange(0, 2)) a.push_back(*rc::gen::elementOf(std::vector<std::string>{"PERSIST", "KEEPTTL"}));
+    detail::fields_block(a, *field_list(), false, mistakes);
+    return a;
+  }));
+}
+
+/// The classic hash commands.
+inline rc::Gen<Argv> hash_command() {
+  return full(rc::gen::exec([] {
+    const std::string k = *key_name();
+    switch (*rc::gen::weightedElement<int>({{20, 0}, {4, 1}, {4, 2}, {8, 3}, {5, 4}, {6, 5}, {4, 6}, {4, 7}, {5, 8}, {4, 9}, {3, 10}, {2, 11}})) {
+      case 0: {
+        Argv a{"HSET", k};
+        for (const auto& f : *field_list(3)) detail::append(a, {f, *value()});
+        if (*rc::gen::inRange(0, 40) == 0) a.pop_back();  // odd argument count
+        return a;
+      }
+      case 1: {
+        Argv a{"HMSET", k};
+        for (const auto& f : *field_list(2)) detail::append(a, {f, *value()});
+        return a;
+      }
+      case 2: return Argv{"HSETNX", k, *field_name(), *value()};
+      case 3: return Argv{"HGET", k, *field_name()};
+      case 4: {
+        Argv a{"HMGET", k};
+        detail::append(a, *field_list());
+        return a;
+      }
+      case 5: {
+        Argv a{"HDEL", k};
+        detail::append(a, *field_list(3));
+        return a;
+      }
+      case 6: return Argv{"HLEN", k};
+      case 7: return Argv{*rc::gen::elementOf(std::vector<std::string>{"HEXISTS", "HSTRLEN"}), k, *field_name()};
+      case 8: return Argv{*rc::gen::elementOf(std::vector<std::string>{"HGETALL", "HKEYS", "HVALS"}), k};
+      case 9:
+        return Argv{"HINCRBY", k, *field_name(),
+                    *rc::gen::weightedOneOf<std::string>({{9, rc::gen::map(rc::gen::inRange(-100, 100), [](int v) { return std::to_string(v); })},
+                                                          {1, rc::gen::elementOf(std::vector<std::string>{"1.5", "x", "9223372036854775807"})}})};
+      case 10:
+        return Argv{"HINCRBYFLOAT", k, *field_name(), *rc::gen::elementOf(std::vector<std::string>{"0.5", "-1.25", "2", "1e2", "x"})};
+      default: return Argv{"HLEN"};  // arity error
+    }
+  }));
+}
+
+/// Key-level commands.
+inline rc::Gen<Argv> key_command() {
+  return full(rc::gen::exec([] {
+    const std::string k = *key_name();
+    switch (*rc::gen::weightedElement<int>({{4, 0}, {3, 1}, {3, 2}, {5, 3}, {2, 4}, {4, 5}, {2, 6}, {2, 7}, {2, 8}, {2, 9}})) {
+      case 0: return Argv{"DEL", k};
+      case 1: return Argv{"EXISTS", k, *key_name()};
+      case 2: return Argv{"TYPE", k};
+      case 3: {
+        Argv a{"SET", *rc::gen::weightedElement<std::string>({{6, "s1"}, {1, "h1"}}), *value()};
+        if (*rc::gen::inRange(0, 3) == 0)
+          detail::append(a, {"EX", *rc::gen::map(rc::gen::inRange(1000, 1000000), [](int v) { return std::to_string(v); })});
+        return a;
+      }
+      case 4: return Argv{"GET", k};
+      case 5: {
+        Argv a{"EXPIRE", k, *rc::gen::weightedOneOf<std::string>({{8, rc::gen::map(rc::gen::inRange(1000, 1000000), [](int v) { return std::to_string(v); })},
+                                                                  {2, rc::gen::elementOf(std::vector<std::string>{"0", "-1"})}})};
+        if (*rc::gen::inRange(0, 3) == 0) a.push_back(*rc::gen::elementOf(std::vector<std::string>{"NX", "XX", "GT", "LT"}));
+        return a;
+      }
+      case 6: return Argv{"PERSIST", k};
+      case 7: return Argv{*rc::gen::elementOf(std::vector<std::string>{"TTL", "PTTL"}), k};
+      case 8: return Argv{"RENAME", k, *key_name()};
+      default: {
+        Argv a{"COPY", k, *key_name()};
+        if (*rc::gen::inRange(0, 2)) a.push_back("REPLACE");
+        return a;
+      }
+    }
+  }));
+}
+
+/// One command of the whole modelled set, weighted towards field TTLs.
+inline rc::Gen<Argv> command(const model::Dialect& d) {
+  std::vector<std::pair<std::size_t, rc::Gen<Argv>>> alts = {
+      {22, hexpire_command(d)}, {14, field_query_command()}, {28, hash_command()}, {10, key_command()}};
+  if (d.has_hsetex) alts.push_back({16, hsetex_command(d)});
+  if (d.has_hgetex) alts.push_back({8, hgetex_command(d)});
+  if (d.has_hgetdel)
+    alts.push_back({4, rc::gen::exec([] {
+                      Argv a{"HGETDEL", *key_name()};
+                      detail::fields_block(a, *field_list(3), false, *rc::gen::inRange(0, 12) == 0);
+                      return a;
+                    })});
+  return full(rc::gen::exec([alts] {
+    std::size_t total = 0;
+    for (const auto& [w, g] : alts) total += w;
+    std::size_t pick = *rc::gen::inRange<std::size_t>(0, total);
+    for (const auto& [w, g] : alts) {
+      if (pick < w) return *g;
+      pick -= w;
+    }
+    return *alts.back().second;
+  }));
+}
+
+/// A sequence of 1..max_len commands (lengths spread over the whole range from the first test
+/// on; shrinking removes any command, not only the last ones, and simplifies the rest).
+inline rc::Gen<std::vector<Argv>> sequence(const model::Dialect& d, int max_len = 40) {
+  return rc::gen::nonEmpty(rc::gen::resize(max_len, rc::gen::container<std::vector<Argv>>(command(d))));
+}
+
+}  // namespace expirykit::gen

@@ -1,0 +1,160 @@
+// expirykit/model/context.hpp: what every model command function receives, plus the argument
+// parsing primitives the servers use (strict integers, long doubles, case-insensitive tokens).
+#pragma once
+
+#include <cerrno>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <expirykit/model/dialect.hpp>
+#include <expirykit/model/keyspace.hpp>
+#include <expirykit/resp/reply.hpp>
+
+namespace expirykit::model {
+
+using resp::Argv;
+using resp::Reply;
+
+/// Thrown by apply() for a command (or an option of a command) the model does not cover. The
+/// model never guesses: a caller comparing with a server must skip the command or stop.
+class Unmodelled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// One command application: state, dialect, arguments, and the time (absolute Unix ms) at which
+/// the server is assumed to execute it.
+struct Context {
+  Keyspace& ks;
+  const Dialect& d;
+  const Argv& argv;
+  int64_t now;
+
+  std::string cmd_lower() const {
+    std::string s = argv.empty() ? std::string() : argv[0];
+    for (auto& c : s) c = (c >= 'A' && c <= 'Z') ? char(c - 'A' + 'a') : c;
+    return s;
+  }
+  Reply error(const std::string& tmpl, std::string_view arg = {}) const {
+    return Reply::error(ErrorTexts::format(tmpl, cmd_lower(), arg));
+  }
+  Reply wrongtype() const { return Reply::error(d.err.wrongtype); }
+  Reply arity() const { return Reply::error(d.arity_error(cmd_lower())); }
+};
+
+/// ASCII case-insensitive equality (server keywords: strcasecmp).
+inline bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = char(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = char(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+/// The servers' strict integer syntax (string2ll): optional '-', no '+', no spaces, no leading
+/// zeros (except "0" itself; "-0" is rejected), within int64.
+inline bool parse_ll(std::string_view s, long long& out) {
+  if (s.empty() || s.size() > 20) return false;
+  if (s == "0") {
+    out = 0;
+    return true;
+  }
+  std::size_t i = 0;
+  bool neg = false;
+  if (s[0] == '-') {
+    neg = true;
+    i = 1;
+    if (s.size() == 1) return false;
+  }
+  if (s[i] < '1' || s[i] > '9') return false;
+  unsigned long long v = 0;
+  for (; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    unsigned long long d = static_cast<unsigned long long>(s[i] - '0');
+    if (v > (std::numeric_limits<unsigned long long>::max() - d) / 10) return false;
+    v = v * 10 + d;
+  }
+  if (neg) {
+    if (v > static_cast<unsigned long long>(std::numeric_limits<long long>::max()) + 1) return false;
+    out = v == static_cast<unsigned long long>(std::numeric_limits<long long>::max()) + 1
+              ? std::numeric_limits<long long>::min()
+              : -static_cast<long long>(v);
+  } else {
+    if (v > static_cast<unsigned long long>(std::numeric_limits<long long>::max())) return false;
+    out = static_cast<long long>(v);
+  }
+  return true;
+}
+
+enum class FloatParse { ok, invalid };
+
+/// The servers' long double syntax (getLongDoubleFromObject: strtold over the whole string, no
+/// leading space, NaN and out-of-range values rejected; infinity is accepted here and rejected
+/// by the caller). Live 9.1.2 / 8.0.6: "inf" gives "value is NaN or Infinity", " 1" gives "not a
+/// valid float", "0x10" is 16.
+inline FloatParse parse_ld(std::string_view s, long double& out) {
+  if (s.empty() || s.size() > 5000) return FloatParse::invalid;
+  if (s[0] == ' ' || (s[0] >= '\t' && s[0] <= '\r')) return FloatParse::invalid;
+  std::string buf(s);
+  if (buf.find('\0') != std::string::npos) return FloatParse::invalid;
+  errno = 0;
+  char* end = nullptr;
+  long double v = std::strtold(buf.c_str(), &end);
+  if (end == buf.c_str() || *end != '\0') return FloatParse::invalid;
+  if (errno == ERANGE && (std::isinf(v) || v == 0)) return FloatParse::invalid;
+  if (std::isnan(v)) return FloatParse::invalid;
+  out = v;
+  return FloatParse::ok;
+}
+
+/// ld2string(LD_STR_HUMAN): "%.17Lf", trailing zeros and a trailing '.' removed, "-0" -> "0".
+inline std::string format_ld(long double v) {
+  std::string buf(6000, '\0');
+  int n = std::snprintf(buf.data(), buf.size(), "%.17Lf", v);
+  if (n < 0) n = 0;
+  buf.resize(static_cast<std::size_t>(n));
+  if (buf.find('.') != std::string::npos) {
+    while (!buf.empty() && buf.back() == '0') buf.pop_back();
+    if (!buf.empty() && buf.back() == '.') buf.pop_back();
+  }
+  if (buf == "-0") buf = "0";
+  return buf;
+}
+
+/// Shared helpers on a looked-up key.
+/// The hash at argv key, nullptr when missing; sets `wrong` when the key holds a string.
+inline Hash* lookup_hash(Context& c, const std::string& key, bool& wrong) {
+  wrong = false;
+  Entry* e = c.ks.find(key, c.now);
+  if (!e) return nullptr;
+  if (!e->is_hash()) {
+    wrong = true;
+    return nullptr;
+  }
+  return &e->hash();
+}
+
+/// Redis lazy expiry on access (dialect.lazy_delete_on_read): removes `field` from the hash at
+/// `key` if it is logically expired, then the key if the hash became empty. Returns true if the
+/// hash (and key) disappeared. A no-op on Valkey (valkey-hfe.md §1: no lazy deletion).
+inline bool lazy_expire_field(Context& c, const std::string& key, const std::string& field) {
+  if (!c.d.lazy_delete_on_read) return false;
+  Entry* e = c.ks.find(key, c.now);
+  if (!e || !e->is_hash()) return false;
+  auto& fs = e->hash().fields;
+  auto it = fs.find(field);
+  if (it == fs.end() || !it->second.expired(c.now)) return false;
+  fs.erase(it);
+  return c.ks.drop_if_empty(key);
+}
+
+}  // namespace expirykit::model

@@ -1,0 +1,489 @@
+// expirykit/model/field_ttl_commands.hpp: the hash field TTL commands.
+//
+// HEXPIRE, HPEXPIRE, HEXPIREAT, HPEXPIREAT (NX|XX|GT|LT), HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME,
+// HPERSIST, HSETEX, HGETEX, HGETDEL. Each takes a Context (state, dialect, argv, now in Unix ms),
+// mutates the Keyspace and returns the expected Reply. Times given in seconds are converted to
+// absolute ms; relative ones are added to Context::now.
+//
+// Argument checking follows the dialect's Grammar: the order of checks and the texts were taken
+// from redis-hfe.md §4 [V] and valkey-hfe.md §2 [L], and completed against live servers (Valkey
+// 9.1.2, Redis 8.0.6) where the references are silent (notes/model-findings.md).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <expirykit/model/context.hpp>
+
+namespace expirykit::model::cmd {
+
+enum class Unit { seconds, milliseconds };
+
+namespace detail {
+
+/// A time argument to an absolute deadline in ms, or an error Reply.
+/// Both servers: not an integer -> not_integer; negative -> negative_time; seconds above
+/// max/1000 -> expire_time; then deadline above max -> expire_time (redis-hfe.md §4 [V],
+/// valkey-hfe.md §2 [L]; max = dialect.max_field_expire_ms).
+inline std::optional<int64_t> deadline(Context& c, const std::string& arg, Unit unit, bool absolute,
+                                      Reply& err) {
+  long long t = 0;
+  if (!parse_ll(arg, t)) {
+    err = Reply::error(c.d.err.not_integer);
+    return std::nullopt;
+  }
+  if (t < 0) {
+    err = c.error(c.d.err.negative_time);
+    return std::nullopt;
+  }
+  const int64_t max = c.d.max_field_expire_ms;
+  if (unit == Unit::seconds) {
+    if (t > max / 1000) {
+      err = c.error(c.d.err.expire_time);
+      return std::nullopt;
+    }
+    t *= 1000;
+  }
+  const int64_t base = absolute ? 0 : c.now;
+  if (t > max - base) {
+    err = c.error(c.d.err.expire_time);
+    return std::nullopt;
+  }
+  return t + base;
+}
+
+/// Index of the first argument at or after `from` equal to FIELDS (any case), or argc.
+inline std::size_t find_fields(const Argv& a, std::size_t from) {
+  for (std::size_t i = from; i < a.size(); ++i)
+    if (iequals(a[i], "FIELDS")) return i;
+  return a.size();
+}
+
+/// Field names of a well-formed `FIELDS n f1 .. fn` tail that starts at argv[at].
+inline std::vector<std::string> field_list(const Argv& a, std::size_t at) {
+  return std::vector<std::string>(a.begin() + static_cast<std::ptrdiff_t>(at) + 2, a.end());
+}
+
+/// The "KEY FIELDS numfields field..." prologue shared by HTTL*, HPERSIST, HGETDEL.
+/// Returns an error Reply or nil; on success `h` is the hash (nullptr if the key is missing).
+/// Redis: WRONGTYPE, then FIELDS token, numfields range, count. Valkey: FIELDS token (syntax
+/// error, only where dialect.fields_token_checked), numfields (not an integer / `numfields_err`),
+/// then WRONGTYPE. Live 9.1.2 / 8.0.6.
+inline Reply fields_prologue(Context& c, const std::string& numfields_err, Hash*& h) {
+  const Argv& a = c.argv;
+  bool wrong = false;
+  h = lookup_hash(c, a[1], wrong);
+  if (c.d.grammar == Grammar::redis) {
+    if (wrong) return c.wrongtype();
+    if (!iequals(a[2], "FIELDS")) return Reply::error(c.d.err.fields_missing);
+    long long n = 0;
+    if (!parse_ll(a[3], n) || n < 1) return Reply::error(numfields_err);
+    if (static_cast<std::size_t>(n) != a.size() - 4) return Reply::error(c.d.err.numfields_mismatch);
+    return Reply::nil();
+  }
+  if (c.d.fields_token_checked && !iequals(a[2], "FIELDS")) return Reply::error(c.d.err.syntax);
+  long long n = 0;
+  if (!parse_ll(a[3], n)) return Reply::error(c.d.err.not_integer);
+  if (n < 1 || static_cast<std::size_t>(n) != a.size() - 4) return Reply::error(numfields_err);
+  if (wrong) return c.wrongtype();
+  return Reply::nil();
+}
+
+}  // namespace detail
+
+/// HEXPIRE / HPEXPIRE / HEXPIREAT / HPEXPIREAT key time [NX|XX|GT|LT] FIELDS n field...
+/// -> array, one code per field in request order (valkey-hfe.md §5 [L], redis-hfe.md §3 [V]):
+///   -2 no such field/key (Valkey: also a logically expired field), 0 condition failed,
+///    1 deadline set, 2 deadline <= now and the field was deleted (conditions are checked first).
+/// GT/LT treat "no TTL" as infinite. A missing key is not created; an emptied hash is deleted.
+/// Redis: an expired field is seen with its past deadline, and success revives it
+/// (dialect.hexpire_sees_expired). Redis accepts one condition; Valkey several (XX GT) and
+/// repeats (NX NX).
+inline Reply hexpire_generic(Context& c, Unit unit, bool absolute) {
+  const Argv& a = c.argv;
+  if (a.size() < 6) return c.arity();
+  bool nx = false, xx = false, gt = false, lt = false;
+  std::size_t fields_at = 0;
+  int64_t when = 0;
+  Reply err;
+  bool wrong = false;
+  Hash* h = lookup_hash(c, a[1], wrong);
+  if (c.d.grammar == Grammar::redis) {
+    if (wrong) return c.wrongtype();
+    auto t = detail::deadline(c, a[2], unit, absolute, err);
+    if (!t) return err;
+    when = *t;
+    fields_at = 3;
+    if (iequals(a[3], "NX")) nx = true;
+    else if (iequals(a[3], "XX")) xx = true;
+    else if (iequals(a[3], "GT")) gt = true;
+    else if (iequals(a[3], "LT")) lt = true;
+    if (nx || xx || gt || lt) fields_at = 4;
+    if (!iequals(a[fields_at], "FIELDS")) return Reply::error(c.d.err.fields_missing);
+    long long n = 0;
+    if (!parse_ll(a[fields_at + 1], n) || n < 1) return Reply::error(c.d.err.hexpire_numfields_range);
+    if (static_cast<std::size_t>(n) != a.size() - fields_at - 2)
+      return Reply::error(c.d.err.numfields_mismatch);
+  } else {
+    fields_at = detail::find_fields(a, 3);
+    if (fields_at + 1 >= a.size()) return Reply::error(c.d.err.numfields);
+    for (std::size_t i = 3; i < fields_at; ++i) {
+      if (iequals(a[i], "NX")) nx = true;
+      else if (iequals(a[i], "XX")) xx = true;
+      else if (iequals(a[i], "GT")) gt = true;
+      else if (iequals(a[i], "LT")) lt = true;
+      else return c.error(c.d.err.unsupported_option, a[i]);
+    }
+    if (nx && (xx || gt || lt)) return Reply::error(c.d.err.nx_incompatible);
+    if (gt && lt) return Reply::error(c.d.err.gt_lt_incompatible);
+    long long n = 0;
+    if (!parse_ll(a[fields_at + 1], n)) return Reply::error(c.d.err.not_integer);
+    if (n < 1 || static_cast<std::size_t>(n) != a.size() - fields_at - 2)
+      return Reply::error(c.d.err.numfields);
+    auto t = detail::deadline(c, a[2], unit, absolute, err);
+    if (!t) return err;
+    when = *t;
+    if (wrong) return c.wrongtype();
+  }
+  std::vector<long long> codes;
+  for (const auto& name : detail::field_list(a, fields_at)) {
+    if (!h) {
+      codes.push_back(-2);
+      continue;
+    }
+    auto it = h->fields.find(name);
+    if (it == h->fields.end() || (it->second.expired(c.now) && !c.d.hexpire_sees_expired)) {
+      codes.push_back(-2);
+      continue;
+    }
+    const std::optional<int64_t> prev = it->second.expire_ms;
+    if ((nx && prev) || (xx && !prev) || (gt && (!prev || when <= *prev)) || (lt && prev && when >= *prev)) {
+      codes.push_back(0);
+      continue;
+    }
+    if (when <= c.now) {
+      h->fields.erase(it);
+      codes.push_back(2);
+      continue;
+    }
+    it->second.expire_ms = when;
+    codes.push_back(1);
+  }
+  if (h) c.ks.drop_if_empty(a[1]);
+  return Reply::ints(codes);
+}
+
+inline Reply hexpire(Context& c) { return hexpire_generic(c, Unit::seconds, false); }
+inline Reply hpexpire(Context& c) { return hexpire_generic(c, Unit::milliseconds, false); }
+inline Reply hexpireat(Context& c) { return hexpire_generic(c, Unit::seconds, true); }
+inline Reply hpexpireat(Context& c) { return hexpire_generic(c, Unit::milliseconds, true); }
+
+/// What HTTL-family commands report.
+enum class TtlQuery { ttl_s, ttl_ms, time_s, time_ms };
+
+/// HTTL / HPTTL / HEXPIRETIME / HPEXPIRETIME key FIELDS n field... -> array, per field:
+/// -2 no field/key or logically expired (never deleted, both servers), -1 no TTL, else the
+/// remaining time (clamped at 0) or the absolute deadline. Second variants round with
+/// dialect.sec_rounding (Valkey nearest, Redis ceiling: redis-hfe.md §3 [V], valkey-hfe.md §6).
+/// Errors: Valkey gives "syntax error" for any numfields problem (valkey-hfe.md §6 [L]).
+inline Reply httl_generic(Context& c, TtlQuery q) {
+  if (c.argv.size() < 5) return c.arity();
+  Hash* h = nullptr;
+  Reply e = detail::fields_prologue(c, c.d.err.httl_numfields, h);
+  if (e.is_error()) return e;
+  std::vector<long long> out;
+  for (const auto& name : detail::field_list(c.argv, 2)) {
+    const Field* f = h ? h->live(name, c.now) : nullptr;
+    if (!f) {
+      out.push_back(-2);
+    } else if (!f->expire_ms) {
+      out.push_back(-1);
+    } else {
+      const int64_t t = *f->expire_ms;
+      const int64_t left = t > c.now ? t - c.now : 0;
+      switch (q) {
+        case TtlQuery::ttl_s: out.push_back(c.d.to_seconds(left)); break;
+        case TtlQuery::ttl_ms: out.push_back(left); break;
+        case TtlQuery::time_s: out.push_back(c.d.to_seconds(t)); break;
+        case TtlQuery::time_ms: out.push_back(t); break;
+      }
+    }
+  }
+  return Reply::ints(out);
+}
+
+inline Reply httl(Context& c) { return httl_generic(c, TtlQuery::ttl_s); }
+inline Reply hpttl(Context& c) { return httl_generic(c, TtlQuery::ttl_ms); }
+inline Reply hexpiretime(Context& c) { return httl_generic(c, TtlQuery::time_s); }
+inline Reply hpexpiretime(Context& c) { return httl_generic(c, TtlQuery::time_ms); }
+
+/// HPERSIST key FIELDS n field... -> array, per field: 1 TTL removed, -1 no TTL, -2 no field/key
+/// or logically expired (valkey-hfe.md §7 [L], redis-hfe.md §3 [V]). Duplicates: `1 -1`.
+inline Reply hpersist(Context& c) {
+  if (c.argv.size() < 5) return c.arity();
+  Hash* h = nullptr;
+  Reply e = detail::fields_prologue(c, c.d.err.numfields_range, h);
+  if (e.is_error()) return e;
+  std::vector<long long> out;
+  for (const auto& name : detail::field_list(c.argv, 2)) {
+    Field* f = h ? h->live(name, c.now) : nullptr;
+    if (!f) out.push_back(-2);
+    else if (!f->expire_ms) out.push_back(-1);
+    else {
+      f->expire_ms.reset();
+      out.push_back(1);
+    }
+  }
+  return Reply::ints(out);
+}
+
+/// HGETDEL key FIELDS n field... -> array of values (nil for missing, for a repeat, and for a
+/// logically expired field); live fields are deleted, the key with its last field. Redis also
+/// deletes expired fields it touches; Valkey leaves them (valkey-hfe.md §8 [L]).
+inline Reply hgetdel(Context& c) {
+  if (!c.d.has_hgetdel) throw Unmodelled("HGETDEL does not exist in " + c.d.name);
+  if (c.argv.size() < 5) return c.arity();
+  Hash* h = nullptr;
+  Reply e = detail::fields_prologue(c, c.d.err.numfields_range, h);
+  if (e.is_error()) return e;
+  std::vector<Reply> out;
+  for (const auto& name : detail::field_list(c.argv, 2)) {
+    if (h && lazy_expire_field(c, c.argv[1], name)) h = nullptr;
+    Field* f = h ? h->live(name, c.now) : nullptr;
+    if (!f) {
+      out.push_back(Reply::nil());
+      continue;
+    }
+    out.push_back(Reply::string(f->value));
+    h->fields.erase(name);
+  }
+  if (h) c.ks.drop_if_empty(c.argv[1]);
+  return Reply::array(std::move(out));
+}
+
+namespace detail {
+/// An expiry option of HSETEX / HGETEX as written.
+struct ExpiryOpt {
+  enum Kind { none, ex, px, exat, pxat, keepttl, persist } kind = none;
+  std::string value;  ///< the time argument, unparsed (Valkey parses it after the type check)
+  Unit unit() const { return (kind == ex || kind == exat) ? Unit::seconds : Unit::milliseconds; }
+  bool absolute() const { return kind == exat || kind == pxat; }
+  bool timed() const { return kind == ex || kind == px || kind == exat || kind == pxat; }
+};
+inline ExpiryOpt::Kind expiry_kind(const std::string& tok) {
+  if (iequals(tok, "EX")) return ExpiryOpt::ex;
+  if (iequals(tok, "PX")) return ExpiryOpt::px;
+  if (iequals(tok, "EXAT")) return ExpiryOpt::exat;
+  if (iequals(tok, "PXAT")) return ExpiryOpt::pxat;
+  if (iequals(tok, "KEEPTTL")) return ExpiryOpt::keepttl;
+  if (iequals(tok, "PERSIST")) return ExpiryOpt::persist;
+  return ExpiryOpt::none;
+}
+}  // namespace detail
+
+/// HGETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST] FIELDS n field... -> array of values / nils
+/// (missing key: all nils, nothing created). Per field in order: the live value is returned,
+/// then a future deadline is set (overwriting, no GT/LT), a deadline <= now deletes the field,
+/// PERSIST removes the TTL (valkey-hfe.md §4 [L][T], redis-hfe.md §3 [V]). Duplicates are
+/// answered one by one (`EX 0` twice: value, nil). Redis first deletes expired fields it touches.
+/// Check order: Redis WRONGTYPE, option and time, arity, FIELDS position, numfields; Valkey
+/// option syntax (first FIELDS token is the keyword), numfields, WRONGTYPE, time (live).
+inline Reply hgetex(Context& c) {
+  if (!c.d.has_hgetex) throw Unmodelled("HGETEX does not exist in " + c.d.name);
+  const Argv& a = c.argv;
+  if (a.size() < 5) return c.arity();
+  bool wrong = false;
+  Hash* h = lookup_hash(c, a[1], wrong);
+  detail::ExpiryOpt opt;
+  std::size_t fields_at = 2;
+  std::optional<int64_t> when;
+  Reply err;
+  if (c.d.grammar == Grammar::redis) {
+    if (wrong) return c.wrongtype();
+    opt.kind = detail::expiry_kind(a[2]);
+    if (opt.timed()) {
+      auto t = detail::deadline(c, a[3], opt.unit(), opt.absolute(), err);
+      if (!t) return err;
+      when = t;
+      fields_at = 4;
+    } else if (opt.kind == detail::ExpiryOpt::persist) {
+      fields_at = 3;
+    } else {
+      opt.kind = detail::ExpiryOpt::none;
+    }
+    if (fields_at + 1 >= a.size()) return c.arity();
+    if (!iequals(a[fields_at], "FIELDS")) return Reply::error(c.d.err.fields_missing);
+    long long n = 0;
+    if (!parse_ll(a[fields_at + 1], n) || n < 1) return Reply::error(c.d.err.numfields_range);
+    if (static_cast<std::size_t>(n) != a.size() - fields_at - 2)
+      return Reply::error(c.d.err.numfields_mismatch);
+  } else {
+    fields_at = detail::find_fields(a, c.d.fields_keyword_scan_from);
+    if (fields_at + 1 >= a.size()) return Reply::error(c.d.err.numfields);
+    for (std::size_t i = 2; i < fields_at; ++i) {
+      auto k = detail::expiry_kind(a[i]);
+      if (k == detail::ExpiryOpt::none || k == detail::ExpiryOpt::keepttl) return Reply::error(c.d.err.syntax);
+      if (opt.kind != detail::ExpiryOpt::none && opt.kind != k) return Reply::error(c.d.err.syntax);
+      opt.kind = k;
+      if (k != detail::ExpiryOpt::persist) {
+        if (i + 1 >= fields_at) return Reply::error(c.d.err.syntax);
+        opt.value = a[++i];
+      }
+    }
+    long long n = 0;
+    if (!parse_ll(a[fields_at + 1], n)) return Reply::error(c.d.err.not_integer);
+    if (n < 1 || static_cast<std::size_t>(n) != a.size() - fields_at - 2)
+      return Reply::error(c.d.err.numfields);
+    if (wrong) return c.wrongtype();
+    if (opt.timed()) {
+      when = detail::deadline(c, opt.value, opt.unit(), opt.absolute(), err);
+      if (!when) return err;
+    }
+  }
+  std::vector<Reply> out;
+  for (const auto& name : detail::field_list(a, fields_at)) {
+    if (h && lazy_expire_field(c, a[1], name)) h = nullptr;
+    Field* f = h ? h->live(name, c.now) : nullptr;
+    if (!f) {
+      out.push_back(Reply::nil());
+      continue;
+    }
+    out.push_back(Reply::string(f->value));
+    if (when && *when <= c.now) h->fields.erase(name);
+    else if (when) f->expire_ms = when;
+    else if (opt.kind == detail::ExpiryOpt::persist) f->expire_ms.reset();
+  }
+  if (h) c.ks.drop_if_empty(a[1]);
+  return Reply::array(std::move(out));
+}
+
+/// HSETEX key [NX|XX] [FNX|FXX] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL] FIELDS n field value...
+/// -> 1 when applied (also when a deadline <= now deleted every listed field instead of setting
+/// it), 0 when NX/XX (Valkey only: dialect.hsetex_key_nx_xx) or FNX/FXX blocked the whole call
+/// (valkey-hfe.md §3 [L], redis-hfe.md §3 [V]). Logically expired fields count as missing for
+/// FNX/FXX. No option clears the TTL of each field written; KEEPTTL keeps a live field's TTL
+/// (an expired field: persistent on Valkey, keeps its past deadline on Redis,
+/// dialect.hsetex_keepttl_keeps_expired_deadline); a timed option overwrites it. Duplicate
+/// fields: the last value wins. An emptied / never-created hash does not exist afterwards.
+/// Check order: Redis parses and validates times first, then WRONGTYPE; Valkey checks option
+/// syntax, numfields, WRONGTYPE, NX/XX, the time, then FNX/FXX.
+inline Reply hsetex(Context& c) {
+  if (!c.d.has_hsetex) throw Unmodelled("HSETEX does not exist in " + c.d.name);
+  const Argv& a = c.argv;
+  if (a.size() < 6) return c.arity();
+  bool key_nx = false, key_xx = false, fnx = false, fxx = false;
+  detail::ExpiryOpt opt;
+  std::optional<int64_t> when;
+  std::size_t fields_at = a.size();
+  Reply err;
+  if (c.d.grammar == Grammar::redis) {
+    for (std::size_t i = 2; i < a.size(); ++i) {
+      const std::string& tok = a[i];
+      if (iequals(tok, "FNX") || iequals(tok, "FXX")) {
+        if (fnx || fxx) return Reply::error(c.d.err.hsetex_fnx_fxx);
+        (iequals(tok, "FNX") ? fnx : fxx) = true;
+        continue;
+      }
+      if (iequals(tok, "FIELDS")) {
+        long long n = 0;
+        if (i + 1 >= a.size() || !parse_ll(a[i + 1], n) || n < 1)
+          return Reply::error(c.d.err.hsetex_numfields_invalid);
+        if (static_cast<unsigned long long>(n) > (a.size() - i - 2) / 2 ||
+            static_cast<std::size_t>(n) * 2 != a.size() - i - 2)
+          return c.arity();
+        fields_at = i;
+        break;
+      }
+      auto k = detail::expiry_kind(tok);
+      if (k == detail::ExpiryOpt::none || k == detail::ExpiryOpt::persist)
+        return c.error(c.d.err.unknown_argument, tok);
+      if (opt.kind != detail::ExpiryOpt::none) return Reply::error(c.d.err.hsetex_one_expiry);
+      opt.kind = k;
+      if (k == detail::ExpiryOpt::keepttl) continue;
+      if (i + 1 >= a.size()) return Reply::error(c.d.err.not_integer);
+      when = detail::deadline(c, a[++i], opt.unit(), opt.absolute(), err);
+      if (!when) return err;
+    }
+    if (fields_at == a.size()) return c.arity();
+    bool wrong = false;
+    lookup_hash(c, a[1], wrong);
+    if (wrong) return c.wrongtype();
+  } else {
+    fields_at = detail::find_fields(a, c.d.fields_keyword_scan_from);
+    if (fields_at + 1 >= a.size()) return Reply::error(c.d.err.numfields);
+    for (std::size_t i = 2; i < fields_at; ++i) {
+      const std::string& tok = a[i];
+      if (c.d.hsetex_key_nx_xx && (iequals(tok, "NX") || iequals(tok, "XX"))) {
+        bool is_nx = iequals(tok, "NX");
+        if ((is_nx && key_xx) || (!is_nx && key_nx)) return Reply::error(c.d.err.syntax);
+        (is_nx ? key_nx : key_xx) = true;
+        continue;
+      }
+      if (iequals(tok, "FNX") || iequals(tok, "FXX")) {
+        bool is_fnx = iequals(tok, "FNX");
+        if ((is_fnx && fxx) || (!is_fnx && fnx)) return Reply::error(c.d.err.syntax);
+        (is_fnx ? fnx : fxx) = true;
+        continue;
+      }
+      auto k = detail::expiry_kind(tok);
+      if (k == detail::ExpiryOpt::none || k == detail::ExpiryOpt::persist) return Reply::error(c.d.err.syntax);
+      if (opt.kind != detail::ExpiryOpt::none && opt.kind != k) return Reply::error(c.d.err.syntax);
+      opt.kind = k;
+      if (k == detail::ExpiryOpt::keepttl) continue;
+      if (i + 1 >= fields_at) return Reply::error(c.d.err.syntax);
+      opt.value = a[++i];
+    }
+    long long n = 0;
+    if (!parse_ll(a[fields_at + 1], n)) return Reply::error(c.d.err.not_integer);
+    if (n < 1 || static_cast<unsigned long long>(n) > (a.size() - fields_at - 2) / 2 ||
+        static_cast<std::size_t>(n) * 2 != a.size() - fields_at - 2)
+      return Reply::error(c.d.err.numfields);
+    bool wrong = false;
+    Hash* h0 = lookup_hash(c, a[1], wrong);
+    if (wrong) return c.wrongtype();
+    const bool exists = h0 != nullptr;
+    if ((key_nx && exists) || (key_xx && !exists)) return Reply::integer(0);
+    if (opt.timed()) {
+      when = detail::deadline(c, opt.value, opt.unit(), opt.absolute(), err);
+      if (!when) return err;
+    }
+  }
+  // FNX / FXX, all-or-nothing; Redis deletes expired listed fields on the way.
+  if (fnx || fxx) {
+    bool wrong = false;
+    Hash* h = lookup_hash(c, a[1], wrong);
+    bool any_live = false, all_live = true;
+    for (std::size_t i = fields_at + 2; i < a.size(); i += 2) {
+      if (h && lazy_expire_field(c, a[1], a[i])) h = nullptr;
+      const bool live = h && h->live(a[i], c.now);
+      any_live = any_live || live;
+      all_live = all_live && live;
+    }
+    if ((fnx && any_live) || (fxx && !all_live)) return Reply::integer(0);
+  }
+  const bool past = when && *when <= c.now;
+  bool wrong = false;
+  Hash* h = lookup_hash(c, a[1], wrong);
+  if (past) {
+    if (h) {
+      for (std::size_t i = fields_at + 2; i < a.size(); i += 2) h->fields.erase(a[i]);
+      c.ks.drop_if_empty(a[1]);
+    }
+    return Reply::integer(1);
+  }
+  Hash& hh = h ? *h : c.ks.hash_or_create(a[1], c.now);
+  for (std::size_t i = fields_at + 2; i < a.size(); i += 2) {
+    auto it = hh.fields.find(a[i]);
+    std::optional<int64_t> ttl;
+    if (when) {
+      ttl = when;
+    } else if (opt.kind == detail::ExpiryOpt::keepttl && it != hh.fields.end()) {
+      if (!it->second.expired(c.now) || c.d.hsetex_keepttl_keeps_expired_deadline) ttl = it->second.expire_ms;
+    }
+    hh.fields[a[i]] = Field{a[i + 1], ttl};
+  }
+  return Reply::integer(1);
+}
+
+}  // namespace expirykit::model::cmd

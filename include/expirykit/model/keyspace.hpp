@@ -1,0 +1,232 @@
+// expirykit/model/keyspace.hpp: the state of the executable reference model.
+//
+// A Keyspace maps key names (binary-safe) to Entries. An Entry is a plain string or a hash, and
+// may carry a key-level TTL (absolute Unix ms). A hash maps field names to Fields; a Field may
+// carry an absolute expiry in Unix ms (int64).
+//
+// Time: every "now" is absolute Unix milliseconds, taken from the server's TIME by the caller.
+//
+// Two kinds of "gone" (valkey-hfe.md §1, §10; redis-hfe.md §6):
+//   * a field whose expiry has passed is LOGICALLY EXPIRED: reads hide it, but it stays in the
+//     Keyspace until something reclaims it. On Valkey nothing but active expiry (reclaim()) or an
+//     overwrite does; HLEN, EXISTS, TYPE still count it. On Redis, commands that touch it delete it
+//     lazily (see dialect.hpp `lazy_delete_on_read`).
+//   * a key whose key-level TTL has passed is gone for every command on both servers (key-level
+//     lazy expiry exists on both), so Keyspace::find() drops it on sight.
+//
+// Boundary: a deadline T has passed at `now` when T < now (Redis `hashTypeIsExpired` and
+// `keyIsExpired` use a strict comparison). A command that SETS a deadline T <= now deletes instead
+// (valkey-hfe.md §1 [S], redis-hfe.md §3 [V]). The T == now read case is not verified live;
+// generators keep deadlines away from "now" so it never decides a reply.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+namespace expirykit::model {
+
+/// True when an absolute deadline (Unix ms) has passed at `now_ms` (strictly earlier).
+inline bool deadline_passed(int64_t deadline_ms, int64_t now_ms) { return deadline_ms < now_ms; }
+
+/// One hash field: its value and optional absolute expiry (Unix ms).
+struct Field {
+  std::string value;
+  std::optional<int64_t> expire_ms;  ///< absent: persistent field (HTTL -1)
+
+  /// Logically expired: has a deadline and it has passed (hidden from reads, maybe not reclaimed).
+  bool expired(int64_t now_ms) const { return expire_ms && deadline_passed(*expire_ms, now_ms); }
+  friend bool operator==(const Field&, const Field&) = default;
+};
+
+/// A hash. Fields are kept in byte order (std::map) so the model's own iteration is
+/// deterministic; servers return hashtable order (see canonical.hpp for comparing).
+struct Hash {
+  std::map<std::string, Field> fields;
+
+  /// The field if present and not logically expired at now_ms, else nullptr.
+  const Field* live(const std::string& name, int64_t now_ms) const {
+    auto it = fields.find(name);
+    if (it == fields.end() || it->second.expired(now_ms)) return nullptr;
+    return &it->second;
+  }
+  Field* live(const std::string& name, int64_t now_ms) {
+    auto it = fields.find(name);
+    if (it == fields.end() || it->second.expired(now_ms)) return nullptr;
+    return &it->second;
+  }
+  /// Fields present, expired or not (what HLEN counts on both servers, valkey-hfe.md §10).
+  std::size_t stored_count() const { return fields.size(); }
+  /// Fields present and not logically expired.
+  std::size_t live_count(int64_t now_ms) const {
+    std::size_t n = 0;
+    for (const auto& [k, f] : fields) n += !f.expired(now_ms);
+    return n;
+  }
+  /// Fields logically expired at now_ms but still stored.
+  std::size_t expired_count(int64_t now_ms) const { return fields.size() - live_count(now_ms); }
+  bool has_volatile() const {
+    for (const auto& [k, f] : fields)
+      if (f.expire_ms) return true;
+    return false;
+  }
+  friend bool operator==(const Hash&, const Hash&) = default;
+};
+
+/// One key: a string or a hash, plus an optional key-level TTL (absolute Unix ms).
+struct Entry {
+  std::variant<std::string, Hash> value;
+  std::optional<int64_t> expire_ms;
+
+  bool is_hash() const { return std::holds_alternative<Hash>(value); }
+  bool is_string() const { return std::holds_alternative<std::string>(value); }
+  Hash& hash() { return std::get<Hash>(value); }
+  const Hash& hash() const { return std::get<Hash>(value); }
+  std::string& string() { return std::get<std::string>(value); }
+  const std::string& string() const { return std::get<std::string>(value); }
+  /// "hash" / "string", as TYPE prints it.
+  const char* type_name() const { return is_hash() ? "hash" : "string"; }
+  friend bool operator==(const Entry&, const Entry&) = default;
+};
+
+/// The whole modelled database (one db, db 0).
+class Keyspace {
+ public:
+  using Map = std::map<std::string, Entry>;
+
+  /// The entry for `key` as commands see it at now_ms: nullptr if missing or if its key-level
+  /// TTL has passed (the key is then erased: key-level lazy expiry, both servers).
+  Entry* find(const std::string& key, int64_t now_ms) {
+    auto it = keys_.find(key);
+    if (it == keys_.end()) return nullptr;
+    if (it->second.expire_ms && deadline_passed(*it->second.expire_ms, now_ms)) {
+      keys_.erase(it);
+      return nullptr;
+    }
+    return &it->second;
+  }
+  /// Read-only lookup with the same visibility rule, without erasing anything.
+  const Entry* peek(const std::string& key, int64_t now_ms) const {
+    auto it = keys_.find(key);
+    if (it == keys_.end()) return nullptr;
+    if (it->second.expire_ms && deadline_passed(*it->second.expire_ms, now_ms)) return nullptr;
+    return &it->second;
+  }
+  /// Raw lookup: ignores key TTLs. For tests and state dumps.
+  const Entry* raw(const std::string& key) const {
+    auto it = keys_.find(key);
+    return it == keys_.end() ? nullptr : &it->second;
+  }
+
+  /// Inserts or replaces `key`.
+  Entry& put(const std::string& key, Entry e) { return keys_[key] = std::move(e); }
+  /// Returns true if something was erased.
+  bool erase(const std::string& key) { return keys_.erase(key) > 0; }
+  /// The hash at `key`, created empty (no key TTL) when missing. Precondition: not a string.
+  Hash& hash_or_create(const std::string& key, int64_t now_ms) {
+    if (Entry* e = find(key, now_ms)) return e->hash();
+    return put(key, Entry{Hash{}, std::nullopt}).hash();
+  }
+  /// Erases `key` if it holds a hash with no stored field ("an emptied hash disappears",
+  /// valkey-hfe.md §3, redis-hfe.md §3). Returns true if erased.
+  bool drop_if_empty(const std::string& key) {
+    auto it = keys_.find(key);
+    if (it != keys_.end() && it->second.is_hash() && it->second.hash().fields.empty()) {
+      keys_.erase(it);
+      return true;
+    }
+    return false;
+  }
+
+  /// Active expiry fully done at now_ms: every key past its key TTL is erased; every logically
+  /// expired field is removed; a hash that lost its last field this way is erased (valkey-hfe.md
+  /// §11 "When the last field expires", redis-hfe.md §6). A hash that was already empty (Valkey's
+  /// COPY of an all-expired hash, see dialect.hpp) is left alone. Returns the number of fields
+  /// removed (what INFO expired_fields / expired_subkeys grows by, keys' own expiry aside).
+  std::size_t reclaim(int64_t now_ms) {
+    std::size_t removed = 0;
+    for (auto it = keys_.begin(); it != keys_.end();) {
+      Entry& e = it->second;
+      if (e.expire_ms && deadline_passed(*e.expire_ms, now_ms)) {
+        it = keys_.erase(it);
+        continue;
+      }
+      if (e.is_hash() && !e.hash().fields.empty()) {
+        auto& fs = e.hash().fields;
+        for (auto f = fs.begin(); f != fs.end();) {
+          if (f->second.expired(now_ms)) {
+            f = fs.erase(f);
+            ++removed;
+          } else {
+            ++f;
+          }
+        }
+        if (fs.empty()) {
+          it = keys_.erase(it);
+          continue;
+        }
+      }
+      ++it;
+    }
+    return removed;
+  }
+
+  /// Fields logically expired at now_ms but not reclaimed, over all keys.
+  std::size_t expired_unreclaimed(int64_t now_ms) const {
+    std::size_t n = 0;
+    for (const auto& [k, e] : keys_)
+      if (e.is_hash()) n += e.hash().expired_count(now_ms);
+    return n;
+  }
+
+  /// Key names in byte order (including keys whose key TTL passed but were not looked up).
+  std::vector<std::string> key_names() const {
+    std::vector<std::string> out;
+    for (const auto& [k, e] : keys_) out.push_back(k);
+    return out;
+  }
+  const Map& entries() const { return keys_; }
+  std::size_t size() const { return keys_.size(); }
+  void clear() { keys_.clear(); }
+  friend bool operator==(const Keyspace&, const Keyspace&) = default;
+
+  /// Human-readable dump of one key for failure messages, e.g.
+  /// `h: hash {a="1" (expires 1700000000123, in 999 ms), b="2" (expired 5 ms ago)}`.
+  std::string describe(const std::string& key, int64_t now_ms) const {
+    std::ostringstream os;
+    os << key << ": ";
+    auto it = keys_.find(key);
+    if (it == keys_.end()) return os.str() + "(missing)";
+    const Entry& e = it->second;
+    if (e.is_string()) {
+      os << "string \"" << e.string() << "\"";
+    } else {
+      os << "hash {";
+      bool first = true;
+      for (const auto& [name, f] : e.hash().fields) {
+        os << (first ? "" : ", ") << name << "=\"" << f.value << "\"";
+        first = false;
+        if (f.expire_ms) {
+          os << " (expires " << *f.expire_ms;
+          if (f.expired(now_ms))
+            os << ", expired " << (now_ms - *f.expire_ms) << " ms ago)";
+          else
+            os << ", in " << (*f.expire_ms - now_ms) << " ms)";
+        }
+      }
+      os << "}";
+    }
+    if (e.expire_ms) os << " key TTL at " << *e.expire_ms << " (in " << (*e.expire_ms - now_ms) << " ms)";
+    return os.str();
+  }
+
+ private:
+  Map keys_;
+};
+
+}  // namespace expirykit::model

@@ -1,0 +1,95 @@
+// expirykit/state/differential.hpp: one command sequence against two servers, each checked
+// against its own dialect, and the divergences BETWEEN the servers listed and classified.
+//
+//   state::Twin valkey(cv, model::Dialect::valkey_9_1()), redis(cr, model::Dialect::redis_8_0());
+//   auto d = state::run_differential(valkey, redis, cmds);
+//   for (auto& x : d.divergences) if (!x.explained) ...   // a finding
+//
+// A divergence is a command whose two server replies differ (unordered replies compared as
+// sets). It is EXPLAINED when each server agrees with its own model and the two models differ
+// the same way: the dialects predict it. It is UNEXPLAINED when either server disagrees with
+// its own model (a model or dialect gap: the finding to report). Once the states diverge (e.g.
+// HSETEX NX accepted on Valkey, an error on Redis), later divergences are still explained as
+// long as each side matches its model.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <expirykit/state/twin.hpp>
+
+namespace expirykit::state {
+
+struct Divergence {
+  std::size_t index = 0;  ///< 0-based position in the sequence
+  Argv argv;
+  Step a, b;              ///< the step on each side (server and model replies)
+  bool explained = false;
+  /// Both replies are errors (the servers differ in text or in which check fires first).
+  bool error_text_only() const { return a.server.is_error() && b.server.is_error(); }
+};
+
+struct DifferentialResult {
+  std::vector<Divergence> divergences;
+  std::size_t commands = 0;
+  std::size_t unexplained() const {
+    std::size_t n = 0;
+    for (const auto& d : divergences) n += !d.explained;
+    return n;
+  }
+};
+
+/// Runs `cmds` on both twins (each after FLUSHALL SYNC and a model reset).
+inline DifferentialResult run_differential(Twin& a, Twin& b, const std::vector<Argv>& cmds) {
+  DifferentialResult res;
+  for (Twin* t : {&a, &b}) {
+    t->client()("FLUSHALL", "SYNC");
+    t->model().clear();
+    t->clear_history();
+  }
+  for (std::size_t i = 0; i < cmds.size(); ++i) {
+    Step sa = a.run(cmds[i]);
+    Step sb = b.run(cmds[i]);
+    ++res.commands;
+    const int64_t tol = std::max(a.options().time_tolerance_ms, b.options().time_tolerance_ms);
+    if (replies_match(cmds[i], sa.server, sb.server, tol)) continue;
+    Divergence d;
+    d.index = i;
+    d.argv = cmds[i];
+    d.explained = sa.ok && sb.ok && !replies_match(cmds[i], sa.model, sb.model, tol);
+    d.a = std::move(sa);
+    d.b = std::move(sb);
+    res.divergences.push_back(std::move(d));
+  }
+  return res;
+}
+
+/// A table of divergences by command name: "HSETEX  12 explained, 0 unexplained", then every
+/// unexplained one in full.
+inline std::string summarize(const std::vector<Divergence>& ds, const std::string& name_a, const std::string& name_b) {
+  struct Count {
+    int explained = 0, unexplained = 0, errors = 0;
+  };
+  std::map<std::string, Count> by_cmd;
+  for (const auto& d : ds) {
+    auto& e = by_cmd[model::upper(d.argv[0])];
+    (d.explained ? e.explained : e.unexplained)++;
+    e.errors += d.error_text_only();
+  }
+  std::ostringstream os;
+  os << "divergences between " << name_a << " and " << name_b << " by command:\n";
+  for (const auto& [cmd, n] : by_cmd)
+    os << "  " << cmd << ": " << n.explained << " explained, " << n.unexplained << " unexplained (" << n.errors
+       << " of them error vs error)\n";
+  for (const auto& d : ds) {
+    if (d.explained) continue;
+    os << "UNEXPLAINED at command " << d.index + 1 << ":\n  " << name_a << ": " << d.a.describe() << "\n  "
+       << name_b << ": " << d.b.describe() << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace expirykit::state

@@ -1,0 +1,99 @@
+// expirykit/state/property.hpp: the model-vs-server property over random command sequences,
+// with a budget that scales, independent of any test framework.
+//
+//   auto r = state::check_sequences(twin, {.sequences = 100, .max_len = 40});
+//   if (!r.ok) FAIL(r.report);   // seed, shrunk script with both replies, model state
+//
+// Budget: `sequences` x EXPIRYKIT_PROP_SCALE (a positive number, default 1). The seed comes
+// from RC_PARAMS="seed=N" when set (RapidCheck's own variable), else RapidCheck's random seed;
+// it is printed in the report, and re-running with RC_PARAMS="seed=N" and the same scale
+// replays the same sequences and shrinks to the same script.
+#pragma once
+
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+#include <rapidcheck.h>
+
+#include <expirykit/gen/commands.hpp>
+#include <expirykit/state/sequence.hpp>
+
+namespace expirykit::state {
+
+/// EXPIRYKIT_PROP_SCALE as a positive factor (default 1; invalid values count as 1).
+inline double prop_scale() {
+  const char* s = std::getenv("EXPIRYKIT_PROP_SCALE");
+  if (!s || !*s) return 1.0;
+  char* end = nullptr;
+  double v = std::strtod(s, &end);
+  return (end && *end == '\0' && v > 0) ? v : 1.0;
+}
+
+/// A RapidCheck listener that prints nothing: the report below says how to re-run (by seed);
+/// RapidCheck's own "reproduce=" line at exit would not apply to this entry point.
+struct QuietListener : rc::detail::TestListener {
+  void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
+  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
+  void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
+};
+
+struct PropertyBudget {
+  int sequences = 100;  ///< before scaling
+  int max_len = 40;
+};
+
+struct PropertyResult {
+  bool ok = true;
+  std::uint64_t seed = 0;
+  int sequences = 0;          ///< the scaled budget
+  std::size_t commands = 0;   ///< commands sent in total (all runs, shrinking included)
+  std::size_t shrunk_len = 0; ///< length of the final (shrunk) counterexample, when failed
+  std::string report;         ///< empty when ok
+};
+
+inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
+  PropertyResult res;
+  rc::detail::TestParams params = rc::detail::configuration().testParams;
+  res.seed = params.seed;
+  res.sequences = static_cast<int>(budget.sequences * prop_scale());
+  if (res.sequences < 1) res.sequences = 1;
+  params.maxSuccess = res.sequences;
+  std::string last_report;
+  std::size_t last_len = 0;
+  const model::Dialect d = twin.dialect();
+  rc::detail::TestMetadata meta;
+  meta.id = meta.description = "model and " + d.name + " agree on random sequences";
+  QuietListener quiet;
+  auto result = rc::detail::checkTestable(
+      [&] {
+        const auto cmds = *gen::sequence(d, budget.max_len);
+        auto out = run_sequence(twin, cmds);
+        res.commands += out.steps;
+        if (!out.ok) {
+          last_report = out.report;
+          last_len = cmds.size();
+        }
+        RC_ASSERT(out.ok);
+      },
+      meta, params, quiet);
+  if (result.template is<rc::detail::SuccessResult>()) return res;
+  res.ok = false;
+  res.shrunk_len = last_len;
+  std::ostringstream os;
+  os << "RapidCheck seed " << res.seed << " (re-run: RC_PARAMS=\"seed=" << res.seed
+     << "\" EXPIRYKIT_PROP_SCALE=" << prop_scale() << "), budget " << res.sequences << " sequences of up to "
+     << budget.max_len << " commands\n";
+  if (result.template is<rc::detail::FailureResult>()) {
+    const auto& f = result.template get<rc::detail::FailureResult>();
+    os << "failed after " << f.numSuccess << " passing sequences; shrunk to " << last_len << " command(s)\n";
+  } else {
+    rc::detail::printResultMessage(result, os);
+    os << "\n";
+  }
+  os << last_report;
+  res.report = os.str();
+  return res;
+}
+
+}  // namespace expirykit::state

@@ -1,0 +1,88 @@
+// expirykit/state/sequence.hpp: run a command sequence on the live server and the model, check
+// every reply and then the whole state; on failure, a report to act on.
+//
+//   auto out = state::run_sequence(twin, cmds);     // FLUSHALL SYNC first, model reset
+//   RC_ASSERT(out.ok) / if (!out.ok) FAIL(out.report)
+//
+// The report holds: the first mismatching command with both replies, the whole sequence as a
+// script that replays with valkey-cli / redis-cli (each line followed by "#   server: ..." and
+// "#   model: ..." comments), the model state of the keys involved, and the full-state
+// differences. Commands the model does not cover (model::Unmodelled) are a failure too: the
+// generator must not produce them.
+#pragma once
+
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <expirykit/state/twin.hpp>
+
+namespace expirykit::state {
+
+struct SequenceResult {
+  bool ok = true;
+  std::size_t steps = 0;  ///< commands run
+  std::string report;     ///< empty when ok
+};
+
+struct SequenceOptions {
+  bool full_state_check = true;  ///< compare every key after the last command
+  bool stop_at_first = true;     ///< stop sending at the first mismatch
+};
+
+/// The keys a command names (argv[1], and argv[2] for RENAME/COPY; all args of DEL/EXISTS).
+inline std::vector<std::string> keys_of(const Argv& a) {
+  std::vector<std::string> k;
+  if (a.size() < 2) return k;
+  const std::string u = model::upper(a[0]);
+  if (u == "DEL" || u == "EXISTS") return {a.begin() + 1, a.end()};
+  k.push_back(a[1]);
+  if ((u == "RENAME" || u == "COPY") && a.size() > 2) k.push_back(a[2]);
+  return k;
+}
+
+inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, SequenceOptions opt = {}) {
+  SequenceResult res;
+  twin.client()("FLUSHALL", "SYNC");
+  twin.model().clear();
+  twin.clear_history();
+  const std::size_t first = 0;
+  std::string failure;
+  std::set<std::string> involved;
+  for (const auto& c : cmds) {
+    Step s = twin.run(c);
+    ++res.steps;
+    for (auto& k : keys_of(c)) involved.insert(k);
+    if (!s.ok && failure.empty()) {
+      failure = "first mismatch at command " + std::to_string(res.steps) + " of " + std::to_string(cmds.size()) +
+                ":\n" + s.describe() + "\n";
+      if (opt.stop_at_first) break;
+    }
+  }
+  std::vector<std::string> diffs;
+  if (failure.empty() && opt.full_state_check) diffs = twin.compare_state();
+  if (failure.empty() && diffs.empty()) return res;
+  res.ok = false;
+  std::ostringstream os;
+  os << "dialect " << twin.dialect().name << "\n" << failure;
+  if (!diffs.empty()) {
+    os << "state differs after the last command:\n";
+    for (auto& d : diffs) os << "  " << d << "\n";
+  }
+  os << "script (replay with valkey-cli / redis-cli; comments show each reply):\n";
+  const auto& h = twin.history();
+  for (std::size_t i = first; i < h.size(); ++i) {
+    const auto& s = h[i];
+    os << resp::cli_line(s.argv) << "\n#   server: " << Twin::oneline(s.server) << "\n#   model:  "
+       << (s.unmodelled.empty() ? Twin::oneline(s.model) : "(unmodelled: " + s.unmodelled + ")")
+       << (s.ok ? "" : "   <-- MISMATCH") << "\n";
+  }
+  const int64_t now = h.empty() ? 0 : h.back().after_ms;
+  os << "model state of the keys involved (at server time " << now << "):\n";
+  for (const auto& k : involved) os << "  " << twin.model().describe(k, now) << "\n";
+  res.report = os.str();
+  return res;
+}
+
+}  // namespace expirykit::state

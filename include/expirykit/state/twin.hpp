@@ -1,0 +1,262 @@
+// expirykit/state/twin.hpp: one live server and the model, driven side by side.
+//
+//   resp::Client c = target.client();
+//   state::Twin twin(c, *model::Dialect::for_server("valkey", 9, 1));
+//   auto step = twin.run({"HEXPIRE", "h", "100", "FIELDS", "1", "a"});
+//   if (!step.ok) FAIL(step.describe(twin));
+//   auto diffs = twin.compare_state();           // every key: type, value(s), deadlines
+//
+// Time. Each command is sent pipelined between two TIME calls (one round trip):
+// [TIME, command, TIME]. The model applies the command at the first TIME (Unix ms); the server
+// executed it somewhere in [before, after]. Replies that read the clock (HTTL, HPTTL, TTL, PTTL)
+// and deadlines set by relative commands may therefore differ by up to the window; they are
+// compared with Options::time_tolerance_ms (plus one second of rounding for second units).
+// Everything else must be equal, except the unordered replies of HGETALL/HKEYS/HVALS which
+// are compared as sets (model/canonical.hpp). A test that wants determinism keeps every
+// deadline far (much more than the tolerance) from "now": then no reply depends on the window.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <expirykit/model/model.hpp>
+#include <expirykit/resp/client.hpp>
+
+namespace expirykit::state {
+
+using resp::Argv;
+using resp::Reply;
+
+/// Unix ms from a TIME reply (["seconds", "microseconds"]). Throws std::runtime_error.
+inline int64_t time_ms(const Reply& r) {
+  if (!r.is_array() || r.size() != 2) throw std::runtime_error("unexpected TIME reply: " + r.to_string());
+  return std::stoll(r[0].str()) * 1000 + std::stoll(r[1].str()) / 1000;
+}
+
+/// Commands whose integer replies are times relative to "now" (ms or s) or absolute deadlines.
+enum class TimeReading { none, relative_ms, relative_s, absolute_ms, absolute_s };
+inline TimeReading time_reading(const Argv& argv) {
+  if (argv.empty()) return TimeReading::none;
+  const std::string u = model::upper(argv[0]);
+  if (u == "HPTTL" || u == "PTTL") return TimeReading::relative_ms;
+  if (u == "HTTL" || u == "TTL") return TimeReading::relative_s;
+  if (u == "HPEXPIRETIME" || u == "PEXPIRETIME") return TimeReading::absolute_ms;
+  if (u == "HEXPIRETIME" || u == "EXPIRETIME") return TimeReading::absolute_s;
+  return TimeReading::none;
+}
+
+/// Model reply vs server reply for `argv`, allowing `tol_ms` on clock-dependent integers
+/// (negative codes -1/-2 must match exactly) and set comparison for unordered replies.
+inline bool replies_match(const Argv& argv, const Reply& model, const Reply& server, int64_t tol_ms) {
+  if (model::same_reply(argv, model, server)) return true;
+  const TimeReading tr = time_reading(argv);
+  if (tr == TimeReading::none) return false;
+  const int64_t tol = (tr == TimeReading::relative_s || tr == TimeReading::absolute_s) ? tol_ms / 1000 + 1 : tol_ms;
+  auto near = [&](const Reply& a, const Reply& b) {
+    if (!a.is_integer() || !b.is_integer()) return a == b;
+    const long long x = a.as_integer(), y = b.as_integer();
+    if (x < 0 || y < 0) return x == y;
+    return (x > y ? x - y : y - x) <= tol;
+  };
+  if (model.is_array() && server.is_array()) {
+    if (model.size() != server.size()) return false;
+    for (std::size_t i = 0; i < model.size(); ++i)
+      if (!near(model[i], server[i])) return false;
+    return true;
+  }
+  return near(model, server);
+}
+
+/// One command run on both sides.
+struct Step {
+  Argv argv;
+  Reply server;
+  Reply model;              ///< meaningless when `unmodelled` is set
+  std::string unmodelled;   ///< the reason, if the model does not cover this command
+  int64_t before_ms = 0, after_ms = 0;
+  bool ok = false;          ///< replies match (false when unmodelled)
+
+  /// Multi-line report: the command as a valkey-cli line, both replies.
+  std::string describe() const {
+    std::ostringstream os;
+    os << resp::cli_line(argv) << "\n  server: " << indent(server.to_string())
+       << "\n  model:  " << (unmodelled.empty() ? indent(model.to_string()) : "(unmodelled: " + unmodelled + ")")
+       << "\n  at server time [" << before_ms << ", " << after_ms << "] ms";
+    return os.str();
+  }
+  static std::string indent(const std::string& s) {
+    std::string out;
+    for (char ch : s) {
+      out += ch;
+      if (ch == '\n') out += "          ";
+    }
+    return out;
+  }
+};
+
+class Twin {
+ public:
+  struct Options {
+    /// Allowed difference on clock-dependent replies and on deadlines set relative to now.
+    int64_t time_tolerance_ms = 1500;
+    /// Test hook for the harness itself: applied to every model reply before comparing
+    /// (e.g. to plant a model bug and check that it is caught and shrunk). Empty: none.
+    std::function<void(const Argv&, Reply&)> mutate_model_reply;
+  };
+
+  Twin(resp::Client& c, model::Dialect d) : Twin(c, std::move(d), Options{}) {}
+  Twin(resp::Client& c, model::Dialect d, Options o) : c_(c), d_(std::move(d)), opt_(o) {}
+
+  resp::Client& client() { return c_; }
+  model::Keyspace& model() { return ks_; }
+  const model::Dialect& dialect() const { return d_; }
+  const Options& options() const { return opt_; }
+  const std::vector<Step>& history() const { return history_; }
+  void clear_history() { history_.clear(); }
+
+  /// The server's clock (TIME), Unix ms.
+  int64_t server_time() { return time_ms(c_("TIME")); }
+
+  /// Runs `argv` on the server (between two TIMEs) and on the model; records the step.
+  Step run(const Argv& argv) {
+    auto r = c_.pipeline({{"TIME"}, argv, {"TIME"}});
+    Step s;
+    s.argv = argv;
+    s.before_ms = time_ms(r[0]);
+    s.server = r[1];
+    s.after_ms = time_ms(r[2]);
+    try {
+      s.model = model::apply(ks_, d_, argv, s.before_ms);
+      if (opt_.mutate_model_reply) opt_.mutate_model_reply(argv, s.model);
+      s.ok = replies_match(argv, s.model, s.server, opt_.time_tolerance_ms);
+    } catch (const model::Unmodelled& u) {
+      s.unmodelled = u.what();
+    }
+    history_.push_back(s);
+    return s;
+  }
+  /// run() from a space-separated line (no quoting; for examples and tests).
+  Step run(const std::string& line) {
+    Argv a;
+    std::istringstream in(line);
+    for (std::string w; in >> w;) a.push_back(w);
+    return run(a);
+  }
+
+  /// Polls the server clock until it is past `deadline_ms` (plus `margin_ms`); gives up after
+  /// `limit`. Returns the server time reached.
+  int64_t wait_until_past(int64_t deadline_ms, int64_t margin_ms = 5,
+                          std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+    const auto give_up = std::chrono::steady_clock::now() + limit;
+    for (;;) {
+      const int64_t t = server_time();
+      if (t > deadline_ms + margin_ms || std::chrono::steady_clock::now() > give_up) return t;
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(deadline_ms + margin_ms - t + 1, 50)));
+    }
+  }
+
+  /// Active expiry switched off (DEBUG SET-ACTIVE-EXPIRE 0) / on; returns the server's reply.
+  Reply set_active_expire(bool on) { return c_("DEBUG", "SET-ACTIVE-EXPIRE", on ? "1" : "0"); }
+
+  /// Model: active expiry fully done at the server's current time.
+  std::size_t reclaim_model() { return ks_.reclaim(server_time()); }
+
+  /// Full-state comparison of every key either side knows: type, string value, hash fields and
+  /// values (live ones, as HGETALL shows them), HLEN (stored fields, expired included), each
+  /// field's HPEXPIRETIME and the key's PTTL presence. Read-only on both sides (no command used
+  /// deletes lazily). Returns one line per difference; empty means equal.
+  std::vector<std::string> compare_state() {
+    std::vector<std::string> diffs;
+    const int64_t now = server_time();
+    std::set<std::string> keys;
+    for (const auto& k : ks_.key_names())
+      if (ks_.peek(k, now)) keys.insert(k);
+    auto all = c_("KEYS", "*");
+    if (all.is_array())
+      for (const auto& k : all.elements()) keys.insert(k.str());
+    for (const auto& key : keys) {
+      const model::Entry* e = ks_.peek(key, now);
+      const Reply type = c_("TYPE", key);
+      const std::string mt = e ? e->type_name() : "none";
+      if (!type.is_status() || type.str() != mt) {
+        diffs.push_back(key + ": TYPE server " + type.to_string() + ", model " + mt);
+        continue;
+      }
+      if (!e) continue;
+      const int64_t tol = opt_.time_tolerance_ms;
+      const Reply pttl = c_("PTTL", key);
+      const bool model_ttl = e->expire_ms.has_value();
+      if (!pttl.is_integer() || (pttl.as_integer() == -1) == model_ttl)
+        diffs.push_back(key + ": key PTTL server " + pttl.to_string() + ", model " +
+                        (model_ttl ? std::to_string(*e->expire_ms - now) : "-1"));
+      if (e->is_string()) {
+        const Reply v = c_("GET", key);
+        if (v != Reply::string(e->string()))
+          diffs.push_back(key + ": GET server " + v.to_string() + ", model \"" + e->string() + "\"");
+        continue;
+      }
+      const model::Hash& h = e->hash();
+      const Reply len = c_("HLEN", key);
+      if (len != Reply::integer(static_cast<long long>(h.stored_count())))
+        diffs.push_back(key + ": HLEN server " + len.to_string() + ", model " + std::to_string(h.stored_count()));
+      std::vector<Reply> pairs;
+      Argv times{"HPEXPIRETIME", key, "FIELDS", std::to_string(h.fields.size())};
+      std::vector<long long> expected;
+      for (const auto& [f, fld] : h.fields) {
+        if (!fld.expired(now)) {
+          pairs.push_back(Reply::string(f));
+          pairs.push_back(Reply::string(fld.value));
+        }
+        times.push_back(f);
+        expected.push_back(fld.expired(now) ? -2 : fld.expire_ms ? *fld.expire_ms : -1);
+      }
+      const Argv getall{"HGETALL", key};
+      const Reply all_fields = c_.call(getall);
+      if (!model::same_reply(getall, Reply::array(pairs), all_fields))
+        diffs.push_back(key + ": HGETALL server " + oneline(all_fields) + ", model " + oneline(Reply::array(pairs)));
+      if (!h.fields.empty()) {
+        const Reply t = c_.call(times);
+        if (!replies_match(times, Reply::ints(expected), t, tol))
+          diffs.push_back(key + ": " + resp::cli_line(times) + " server " + oneline(t) + ", model " +
+                          oneline(Reply::ints(expected)));
+      }
+    }
+    return diffs;
+  }
+
+  /// The recorded steps as a script replayable with valkey-cli / redis-cli, each command
+  /// followed by comment lines with the server's and the model's replies.
+  std::string script() const {
+    std::ostringstream os;
+    for (const auto& s : history_) {
+      os << resp::cli_line(s.argv) << "\n#   server: " << oneline(s.server) << "\n#   model:  "
+         << (s.unmodelled.empty() ? oneline(s.model) : "(unmodelled)") << (s.ok ? "" : "   <-- MISMATCH") << "\n";
+    }
+    return os.str();
+  }
+
+  /// A reply on one line: arrays as [a, b, ...].
+  static std::string oneline(const Reply& r) {
+    if (!r.is_array()) return r.to_string();
+    std::string out = "[";
+    for (std::size_t i = 0; i < r.size(); ++i) out += (i ? ", " : "") + oneline(r[i]);
+    return out + "]";
+  }
+
+ private:
+  resp::Client& c_;
+  model::Dialect d_;
+  Options opt_;
+  model::Keyspace ks_;
+  std::vector<Step> history_;
+};
+
+}  // namespace expirykit::state

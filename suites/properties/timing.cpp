@@ -1,0 +1,98 @@
+// Timing properties (issue 3 item 5), with active expiry paused and then resumed:
+//   * a field whose deadline passed is hidden from reads as the dialect says (HGET/HMGET/
+//     HEXISTS/HGETALL/HTTL), counted by HLEN as the dialect says (model and server side by side:
+//     the model applies the dialect's lazy deletion on Redis and none on Valkey);
+//   * once active expiry resumes, every expired field is reclaimed within kReclaimBound, the
+//     live ones stay, and the key disappears with its last field.
+// Deadlines are 30..250 ms ahead (the only place near-future TTLs are generated); the test waits
+// on the SERVER clock until the latest deadline plus the command window has passed, so the
+// outcome does not depend on machine load.
+#include <catch2/catch_test_macros.hpp>
+
+#include <chrono>
+#include <thread>
+
+#include <expirykit/catch2/prop.hpp>
+#include <expirykit/gen/ttl.hpp>
+#include <expirykit/state/property.hpp>
+
+#include <expirykit/catch2/twin_fixture.hpp>
+
+using namespace expirykit::catch2;
+using expirykit::resp::Argv;
+namespace model = expirykit::model;
+
+namespace {
+constexpr auto kReclaimBound = std::chrono::seconds(5);
+}
+
+TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then reclaimed within a bound", "[properties][timing]") {
+  auto& t = twin();
+  const int runs = static_cast<int>(10 * expirykit::state::prop_scale());
+  rc::detail::TestParams params = rc::detail::configuration().testParams;
+  params.maxSuccess = runs;
+  params.disableShrinking = true;  // each run takes real time; the report shows the whole case
+  std::string report;
+  expirykit::state::QuietListener quiet;
+  auto result = rc::detail::checkTestable(
+      [&] {
+        const int n = *expirykit::gen::full(rc::gen::inRange(1, 7));
+        // per field: 0 persistent, 1 near-future TTL, 2 far TTL
+        const auto kinds = *rc::gen::container<std::vector<int>>(static_cast<std::size_t>(n),
+                                                                  rc::gen::weightedElement<int>({{3, 0}, {5, 1}, {2, 2}}));
+        const auto near = *rc::gen::container<std::vector<int>>(static_cast<std::size_t>(n), expirykit::gen::full(rc::gen::inRange(30, 251)));
+        const int reads = *expirykit::gen::full(rc::gen::inRange(0, 4));  // how many read commands before resuming
+        client()("FLUSHALL", "SYNC");
+        t.model().clear();
+        t.clear_history();
+        RC_ASSERT(t.set_active_expire(false) == Reply::ok());
+        Argv hset{"HSET", "h"};
+        for (int i = 0; i < n; ++i) {
+          hset.push_back("f" + std::to_string(i));
+          hset.push_back(std::to_string(i));
+        }
+        auto ok = [&](const Step& s) {
+          if (!s.ok && report.empty()) report = s.describe() + "\n" + t.script();
+          RC_ASSERT(s.ok);
+        };
+        ok(t.run(hset));
+        int64_t latest = 0;
+        for (int i = 0; i < n; ++i) {
+          if (kinds[i] == 0) continue;
+          const std::string ms = kinds[i] == 1 ? std::to_string(near[i]) : "100000000";
+          Step s = t.run(Argv{"HPEXPIRE", "h", ms, "FIELDS", "1", "f" + std::to_string(i)});
+          ok(s);
+          if (kinds[i] == 1) latest = std::max<int64_t>(latest, s.after_ms + near[i]);
+        }
+        t.wait_until_past(latest, 5);
+        // Hidden and counted as the dialect says (Redis deletes lazily on some reads).
+        static const std::vector<std::string> read_cmds = {"HGET", "HEXISTS", "HSTRLEN"};
+        for (int r = 0; r < reads; ++r)
+          ok(t.run(Argv{read_cmds[static_cast<std::size_t>(r) % read_cmds.size()], "h", "f" + std::to_string(r % n)}));
+        ok(t.run("HLEN h"));
+        ok(t.run("HGETALL h"));
+        Argv httl{"HTTL", "h", "FIELDS", std::to_string(n)};
+        for (int i = 0; i < n; ++i) httl.push_back("f" + std::to_string(i));
+        ok(t.run(httl));
+        ok(t.run("EXISTS h"));
+        auto diffs = t.compare_state();
+        if (!diffs.empty() && report.empty()) report = "state before resuming: " + diffs.front() + "\n" + t.script();
+        RC_ASSERT(diffs.empty());
+        // Resume: everything expired is reclaimed within the bound.
+        RC_ASSERT(t.set_active_expire(true) == Reply::ok());
+        t.reclaim_model();
+        const model::Entry* e = t.model().raw("h");
+        const long long want = e ? static_cast<long long>(e->hash().fields.size()) : 0;
+        const auto start = std::chrono::steady_clock::now();
+        while (client()("HLEN", "h") != Reply::integer(want) && std::chrono::steady_clock::now() - start < kReclaimBound)
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        ok(t.run("HLEN h"));
+        ok(t.run("EXISTS h"));  // the key goes with its last field
+        diffs = t.compare_state();
+        if (!diffs.empty() && report.empty()) report = "state after resuming: " + diffs.front() + "\n" + t.script();
+        RC_ASSERT(diffs.empty());
+      },
+      rc::detail::TestMetadata{}, params, quiet);
+  INFO(report);
+  CHECK(result.template is<rc::detail::SuccessResult>());
+}
