@@ -11,5 +11,6 @@
 #include <expirykit/process/temp_dir.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/resp/reply.hpp>
+#include <expirykit/server/clock.hpp>
 #include <expirykit/server/identity.hpp>
 #include <expirykit/server/info.hpp>

@@ -5,6 +5,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/server/clock.hpp>
 #include <expirykit/catch2/matchers.hpp>
 
 using expirykit::catch2::EachIntegerIn;
@@ -13,13 +14,6 @@ using expirykit::catch2::IsErrorStartingWith;
 using expirykit::catch2::ServerFixture;
 using expirykit::resp::Reply;
 
-namespace {
-// Server time in ms (TIME), so absolute expiries never depend on the client's clock.
-long long server_now_ms(expirykit::resp::Client& c) {
-  auto t = c("TIME");
-  return std::stoll(t[0].str()) * 1000 + std::stoll(t[1].str()) / 1000;
-}
-}  // namespace
 
 TEST_CASE_METHOD(ServerFixture, "HEXPIRE on a string key replies WRONGTYPE", "[semantics]") {
   require_field_ttl();
@@ -34,7 +28,7 @@ TEST_CASE_METHOD(ServerFixture, "Negative expire times are rejected by every com
   require_field_ttl();
   auto& c = client();
   REQUIRE(c("HSET", "h", "a", "1") == Reply::integer(1));
-  const long long future_s = server_now_ms(c) / 1000 + 3600;
+  const long long future_s = expirykit::server::now_ms(c) / 1000 + 3600;
   SECTION("HEXPIRE") { CHECK_THAT(c("HEXPIRE", "h", -1, "FIELDS", 1, "a"), IsErrorStartingWith("ERR invalid expire time")); }
   SECTION("HPEXPIRE") { CHECK_THAT(c("HPEXPIRE", "h", -1, "FIELDS", 1, "a"), IsErrorStartingWith("ERR invalid expire time")); }
   SECTION("HEXPIREAT") { CHECK_THAT(c("HEXPIREAT", "h", -1, "FIELDS", 1, "a"), IsErrorStartingWith("ERR invalid expire time")); }
@@ -83,7 +77,7 @@ TEST_CASE_METHOD(ServerFixture, "A missing field or key answers -2 per field and
   require_field_ttl();
   auto& c = client();
   REQUIRE(c("HSET", "h", "a", "1") == Reply::integer(1));
-  const long long at_s = server_now_ms(c) / 1000 + 3600;
+  const long long at_s = expirykit::server::now_ms(c) / 1000 + 3600;
   for (const char* cmd : {"HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST"}) {
     INFO(cmd);
     CHECK(c(cmd, "h", "FIELDS", 2, "nope", "a") == Reply::ints({-2, -1}));

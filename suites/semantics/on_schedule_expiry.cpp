@@ -8,6 +8,7 @@
 #include <thread>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/server/clock.hpp>
 #include <expirykit/server/info.hpp>
 
 using expirykit::catch2::ServerFixture;
@@ -16,10 +17,6 @@ using expirykit::resp::Reply;
 using expirykit::server::Info;
 
 namespace {
-long long server_now_ms(expirykit::resp::Client& c) {
-  auto t = c("TIME");
-  return std::stoll(t[0].str()) * 1000 + std::stoll(t[1].str()) / 1000;
-}
 // The expired-fields counter, whichever name this server uses; fails the test if it has none.
 long long expired_fields_counter(expirykit::resp::Client& c) {
   auto info = Info::fetch(c, "stats");
@@ -29,7 +26,7 @@ long long expired_fields_counter(expirykit::resp::Client& c) {
   return 0;
 }
 void sleep_until_server_ms(expirykit::resp::Client& c, long long target_ms) {
-  for (long long now = server_now_ms(c); now < target_ms; now = server_now_ms(c))
+  for (long long now = expirykit::server::now_ms(c); now < target_ms; now = expirykit::server::now_ms(c))
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min<long long>(target_ms - now, 50)));
 }
 }  // namespace
@@ -50,7 +47,7 @@ TEST_CASE_METHOD(ServerFixture,
   }
   REQUIRE(c.call(hset) == Reply::integer(n));
   const long long counter_before = expired_fields_counter(c);
-  const long long deadline = server_now_ms(c) + ttl_ms;
+  const long long deadline = expirykit::server::now_ms(c) + ttl_ms;
   expire = {"HPEXPIREAT", "h", std::to_string(deadline), "FIELDS", std::to_string(n)};
   for (int i = 0; i < n; ++i) expire.push_back("f" + std::to_string(i));
   auto r = c.call(expire);
@@ -60,7 +57,7 @@ TEST_CASE_METHOD(ServerFixture,
 
   // Not early: shortly before the deadline every field is still there.
   sleep_until_server_ms(c, deadline - 300);
-  if (server_now_ms(c) < deadline - 50) {  // the check is only meaningful if we are in time
+  if (expirykit::server::now_ms(c) < deadline - 50) {  // the check is only meaningful if we are in time
     CHECK(c("HLEN", "h") == Reply::integer(n));
     CHECK(c("HGET", "h", "f1999") == Reply::string("v1999"));
   }
@@ -69,7 +66,7 @@ TEST_CASE_METHOD(ServerFixture,
   sleep_until_server_ms(c, deadline);
   long long gone_at = -1, now = 0;
   for (int i = 0; i < 50 && gone_at < 0; ++i) {
-    now = server_now_ms(c);
+    now = expirykit::server::now_ms(c);
     if (c("EXISTS", "h") == Reply::integer(0)) gone_at = now;
     else if (now >= deadline + poll_ms) break;
     else sleep_until_server_ms(c, std::min(now + poll_ms, deadline + poll_ms));
@@ -78,7 +75,7 @@ TEST_CASE_METHOD(ServerFixture,
                    << c("HLEN", "h") << " (Valkey counts unreclaimed expired fields in HLEN)");
   CHECK(gone_at >= 0);
   if (gone_at < 0) {  // late: wait up to 10 s more so the counter check below still means something
-    while (server_now_ms(c) < deadline + 10000 && c("EXISTS", "h") == Reply::integer(1))
+    while (expirykit::server::now_ms(c) < deadline + 10000 && c("EXISTS", "h") == Reply::integer(1))
       std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
   }
   // Every field expired exactly once.

@@ -29,17 +29,14 @@
 
 #include <expirykit/model/model.hpp>
 #include <expirykit/resp/client.hpp>
+#include <expirykit/server/clock.hpp>
 
 namespace expirykit::state {
 
 using resp::Argv;
 using resp::Reply;
 
-/// Unix ms from a TIME reply (["seconds", "microseconds"]). Throws std::runtime_error.
-inline int64_t time_ms(const Reply& r) {
-  if (!r.is_array() || r.size() != 2) throw std::runtime_error("unexpected TIME reply: " + r.to_string());
-  return std::stoll(r[0].str()) * 1000 + std::stoll(r[1].str()) / 1000;
-}
+using server::time_ms;
 
 /// Commands whose integer replies are times relative to "now" (ms or s) or absolute deadlines.
 enum class TimeReading { none, relative_ms, relative_s, absolute_ms, absolute_s };
