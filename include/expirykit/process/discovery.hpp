@@ -17,8 +17,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include <boost/process.hpp>
 
@@ -55,10 +58,19 @@ struct BinaryVersion {
   std::string line;     ///< the whole first line
 };
 
-/// Runs `binary --version` and checks it is a Valkey or Redis server.
-/// Throws ServerError naming the binary: missing, not executable, hangs, or not a server.
+/// Runs `binary --version` and checks it is a Valkey or Redis server. The answer is remembered
+/// per path and modification time for the life of the process (one exec per binary, not per
+/// server). Throws ServerError naming the binary: missing, not executable, hangs, or not a server.
 inline BinaryVersion vet_server_binary(const fs::path& binary) {
   std::error_code ec;
+  static std::mutex mu;
+  static std::map<std::pair<std::string, fs::file_time_type>, BinaryVersion> vetted;
+  const auto key = std::make_pair(binary.string(), fs::last_write_time(binary, ec));
+  if (!ec) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = vetted.find(key); it != vetted.end()) return it->second;
+  }
+  ec.clear();
   if (!fs::exists(binary, ec))
     throw ServerError("server binary " + binary.string() +
                       " does not exist; run ci/provision-servers or set EXPIRYKIT_SERVER to a valkey-server/redis-server path");
@@ -86,6 +98,8 @@ inline BinaryVersion vet_server_binary(const fs::path& binary) {
       v.flavor = f[0] == 'V' ? "valkey" : "redis";
       auto rest = line.substr(prefix.size());
       v.version = rest.substr(0, rest.find(' '));
+      std::lock_guard<std::mutex> lock(mu);
+      vetted[key] = v;
       return v;
     }
   }
