@@ -122,6 +122,12 @@ class Keyspace {
     auto it = keys_.find(key);
     return it == keys_.end() ? nullptr : &it->second;
   }
+  /// Raw mutable lookup (for harnesses that align the model with what a server observably did,
+  /// e.g. state::Twin adopting a deadline the server computed from its own "now").
+  Entry* raw(const std::string& key) {
+    auto it = keys_.find(key);
+    return it == keys_.end() ? nullptr : &it->second;
+  }
 
   /// Inserts or replaces `key`.
   Entry& put(const std::string& key, Entry e) { return keys_[key] = std::move(e); }
