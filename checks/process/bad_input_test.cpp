@@ -67,6 +67,17 @@ TEST_CASE("A binary that is not a Valkey or Redis server is refused before it is
   CHECK_THAT(m, ContainsSubstring("/bin/ls") && ContainsSubstring("not a Valkey or Redis server"));
 }
 
+TEST_CASE("A binary that prints nothing and hangs is given up on after 5 s, not waited for forever",
+          "[process][bad-input]") {
+  auto p = scratch("silent-hang");
+  std::ofstream(p) << "#!/bin/sh\nexec sleep 60\n";
+  std::filesystem::permissions(p, std::filesystem::perms::owner_all);
+  auto m = error_of([&] { process::Server s(with_binary(p)); });
+  CHECK_THAT(m, ContainsSubstring(p.string()) && ContainsSubstring("did not finish `--version` within 5 s"));
+  CHECK(ekcheck::processes_with_arg(p.string()).empty());
+  std::filesystem::remove(p);
+}
+
 TEST_CASE("A server that exits at start (bad config) is reported with its own error output", "[process][bad-input]") {
   process::ServerOptions o;
   o.set("no-such-directive", "1");

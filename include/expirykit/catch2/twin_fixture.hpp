@@ -41,7 +41,7 @@ class TwinFixture : public ServerFixture {
     if (!twin_) {
       const auto& id = identity();
       auto d = Dialect::for_server(expirykit::server::to_string(id.flavor), id.version.major, id.version.minor);
-      if (!d) SKIP("no model dialect for " << id.to_string() << " (no hash field TTLs)");
+      if (!d) SKIP("not supported by " << id.to_string() << ": no model dialect (no hash field TTLs)");
       require_debug("DEBUG SET-ACTIVE-EXPIRE");
       twin_ = std::make_unique<Twin>(client(), *d);
     }

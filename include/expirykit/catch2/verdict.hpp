@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include <expirykit/catch2/fixture.hpp>
@@ -68,14 +69,10 @@ class VerdictListener : public Catch::EventListenerBase {
     return s;
   }
   static std::string binary_name() {
-    std::string exe;
-    if (FILE* f = std::fopen("/proc/self/comm", "r")) {
-      char buf[64] = {};
-      if (std::fgets(buf, sizeof buf, f)) exe = buf;
-      std::fclose(f);
-    }
-    while (!exe.empty() && (exe.back() == '\n')) exe.pop_back();
-    return exe;
+    // /proc/self/exe, not /proc/self/comm: the kernel cuts comm to 15 characters.
+    std::error_code ec;
+    auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string("?") : exe.filename().string();
   }
   std::string detail_;
   bool skipped_ = false;

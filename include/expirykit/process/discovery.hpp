@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -77,19 +80,33 @@ inline BinaryVersion vet_server_binary(const fs::path& binary) {
   if (fs::is_directory(binary, ec) || ::access(binary.c_str(), X_OK) != 0)
     throw ServerError("server binary " + binary.string() + " is not an executable file; chmod +x it or point EXPIRYKIT_SERVER elsewhere");
   namespace bp = boost::process;
-  bp::ipstream out;
-  bp::child c(binary.string(), "--version", bp::std_out > out, bp::std_err > bp::null, bp::std_in < bp::null, ec);
+  // Output goes to a temp file, not a pipe: a binary that prints nothing and hangs must not
+  // block us past the deadline.
+  const char* tmpdir = std::getenv("TMPDIR");
+  std::string out_path = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/expirykit-version-XXXXXX";
+  const int fd = ::mkstemp(out_path.data());
+  if (fd < 0) throw ServerError("cannot create a temp file to vet " + binary.string() + ": " + std::strerror(errno));
+  ::close(fd);
+  struct Remove {
+    std::string p;
+    ~Remove() { ::unlink(p.c_str()); }
+  } remove_out{out_path};
+  bp::child c(binary.string(), "--version", bp::std_out > out_path, bp::std_err > bp::null, bp::std_in < bp::null, ec);
   if (ec) throw ServerError("server binary " + binary.string() + " cannot be started: " + ec.message());
-  std::string line;
-  std::getline(out, line);  // EOF ends this early if the binary prints nothing
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (c.running(ec) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   if (c.running(ec)) {
     c.terminate(ec);
+    c.wait(ec);
     throw ServerError("server binary " + binary.string() + " did not finish `--version` within 5 s: not a Valkey or Redis server?");
   }
   c.wait(ec);
+  std::string line;
+  {
+    std::ifstream in(out_path);
+    std::getline(in, line);
+  }
   BinaryVersion v;
   v.line = line;
   for (const char* f : {"Valkey", "Redis"}) {

@@ -10,8 +10,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <system_error>
 
@@ -37,15 +39,20 @@ class TempDir {
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   ~TempDir() {
-    if (!keep_) {
-      std::error_code ec;
-      std::filesystem::remove_all(path_, ec);
-    }
+    std::error_code ec;
+    if (!keep_) std::filesystem::remove_all(path_, ec);
+    else std::fprintf(stderr, "expirykit: kept %s\n", path_.c_str());
   }
   const std::filesystem::path& path() const { return path_; }
-  void keep(bool k = true) { keep_ = k; }
+  /// Keep the directory after destruction (and mark it with a file ".keep" so that
+  /// sweep_stale() leaves it alone too).
+  void keep(bool k = true) {
+    keep_ = k;
+    if (k) std::ofstream(path_ / ".keep") << "kept on purpose (EXPIRYKIT_KEEP_DIRS or ServerOptions::keep_dir)\n";
+  }
 
-  /// Removes expirykit-<pid>-* directories under `root` whose pid no longer runs.
+  /// Removes expirykit-<pid>-* directories under `root` whose pid no longer runs, except those
+  /// marked ".keep".
   static void sweep_stale(const std::filesystem::path& root) {
     std::error_code ec;
     for (auto it = std::filesystem::directory_iterator(root, ec); !ec && it != std::filesystem::directory_iterator();
@@ -61,6 +68,8 @@ class TempDir {
         continue;
       }
       if (pid <= 0 || pid == ::getpid()) continue;
+      std::error_code kec;
+      if (std::filesystem::exists(it->path() / ".keep", kec)) continue;
       if (::kill(pid, 0) == -1 && errno == ESRCH) {
         std::error_code rec;
         std::filesystem::remove_all(it->path(), rec);
