@@ -1,4 +1,4 @@
-// bench/common.hpp: what the benchmark programs share: a small command-line parser, the server
+// bench/common.hpp: what the benchmark programs share: the command line (CLI11), the server
 // under test (spawned, or external via EXPIRYKIT_SERVER_ADDR), running a load and recording it,
 // filling data, and summary statistics. Not part of the installed kit.
 #pragma once
@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include <expirykit/bench/load.hpp>
 #include <expirykit/bench/record.hpp>
 #include <expirykit/process/target.hpp>
@@ -26,105 +28,65 @@ namespace ek = expirykit;
 namespace bench = expirykit::bench;
 
 // ---- command line -------------------------------------------------------------------------
+/// The programs' command line, on CLI11 (Debian's libcli11-dev): `--name value` / `--name=value`
+/// options with defaults shown in --help (given twice, the last wins), `--flag` switches, and
+/// (for bench_compare) a command after `--`. --help exits 0; a bad option prints the error and
+/// exits 2.
 class Cli {
  public:
-  Cli(std::string program, std::string about) : program_(std::move(program)), about_(std::move(about)) {}
+  Cli(std::string program, std::string about) : app_(std::move(about), std::move(program)) {
+    app_.footer(
+        "server: spawns the provisioned default (valkey-9.1), or EXPIRYKIT_SERVER (a path or a\n"
+        "provisioned name such as redis-8.0), or --server; EXPIRYKIT_SERVER_ADDR=host:port uses an\n"
+        "external server, which the benchmarks FLUSHALL: they refuse unless --allow-flush is given.");
+  }
 
   template <class T>
   Cli& opt(const std::string& name, T& var, const std::string& help) {
-    std::ostringstream def;
-    if constexpr (std::is_same_v<T, std::vector<unsigned>>) {
-      for (std::size_t i = 0; i < var.size(); ++i) def << (i ? "," : "") << var[i];
-    } else if constexpr (std::is_same_v<T, bool>) {
-      def << (var ? "on" : "off");
-    } else {
+    const std::string flag = "--" + name;
+    if constexpr (std::is_same_v<T, bool>) {
+      app_.add_flag(flag, var, help);
+    } else if constexpr (std::is_same_v<T, double>) {  // also "1/25"
+      std::ostringstream def;
       def << var;
+      app_.add_option_function<std::string>(flag, [&var](const std::string& v) { var = parse_double(v); }, help)
+          ->default_str(def.str())
+          ->type_name("NUM|A/B")
+          ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    } else if constexpr (std::is_same_v<T, std::vector<unsigned>>) {
+      std::ostringstream def;
+      for (std::size_t i = 0; i < var.size(); ++i) def << (i ? "," : "") << var[i];
+      app_.add_option(flag, var, help)->delimiter(',')->default_str(def.str());
+    } else {
+      app_.add_option(flag, var, help)->capture_default_str()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     }
-    Opt o{name, help, def.str(), std::is_same_v<T, bool>, {}};
-    o.set = [&var, name](const std::string& v) {
-      try {
-        if constexpr (std::is_same_v<T, bool>) var = v.empty() || v == "1" || v == "true" || v == "on";
-        else if constexpr (std::is_same_v<T, std::string>) var = v;
-        else if constexpr (std::is_same_v<T, double>) var = parse_double(v);
-        else if constexpr (std::is_same_v<T, std::vector<unsigned>>) {
-          var.clear();
-          std::stringstream ss(v);
-          for (std::string p; std::getline(ss, p, ',');) var.push_back(static_cast<unsigned>(std::stoul(p)));
-        } else {
-          var = static_cast<T>(std::stoull(v));
-        }
-      } catch (const std::exception&) {
-        throw std::invalid_argument("bad value '" + v + "' for --" + name);
-      }
-    };
-    opts_.push_back(std::move(o));
     return *this;
   }
   /// Arguments after "--" (a command), described in --help by `what`.
-  Cli& rest(std::vector<std::string>& var, std::string what) {
-    rest_ = &var;
-    rest_help_ = std::move(what);
+  Cli& rest(std::vector<std::string>& var, const std::string& what) {
+    app_.add_option("command", var, what);
     return *this;
   }
-  /// Parses argv; --help prints usage and exits 0; a bad option prints it and exits 2.
   void parse(int argc, char** argv) {
     try {
-      for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        if (a == "--help" || a == "-h") {
-          usage(std::cout);
-          std::exit(0);
-        }
-        if (a == "--" && rest_) {
-          rest_->assign(argv + i + 1, argv + argc);
-          break;
-        }
-        if (a.rfind("--", 0) != 0) throw std::invalid_argument("unexpected argument '" + a + "'");
-        std::string name = a.substr(2), value;
-        bool has_value = false;
-        if (auto eq = name.find('='); eq != std::string::npos) value = name.substr(eq + 1), name.resize(eq), has_value = true;
-        auto it = std::find_if(opts_.begin(), opts_.end(), [&](const Opt& o) { return o.name == name; });
-        if (it == opts_.end()) throw std::invalid_argument("unknown option --" + name);
-        if (!has_value && !it->flag) {
-          if (i + 1 >= argc) throw std::invalid_argument("--" + name + " needs a value");
-          value = argv[++i];
-        }
-        it->set(value);
-      }
-    } catch (const std::exception& e) {
-      std::cerr << program_ << ": " << e.what() << "\n\n";
-      usage(std::cerr);
-      std::exit(2);
+      app_.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      const int rc = app_.exit(e);
+      std::exit(rc == 0 ? 0 : 2);
     }
-  }
-  void usage(std::ostream& os) const {
-    os << "usage: " << program_ << " [options]" << (rest_ ? " [-- COMMAND ARGS...]" : "") << "\n\n" << about_ << "\n\noptions:\n";
-    for (const auto& o : opts_) {
-      std::string left = "  --" + o.name + (o.flag ? "" : " V");
-      os << left << std::string(left.size() < 26 ? 26 - left.size() : 1, ' ') << o.help << " (default " << o.def << ")\n";
-    }
-    if (rest_) os << "  -- COMMAND ...           " << rest_help_ << "\n";
-    os << "  --help                  this text\n\n"
-          "server: spawns the provisioned default (valkey-9.1), or EXPIRYKIT_SERVER (a path or a\n"
-          "provisioned name such as redis-8.0), or --server; EXPIRYKIT_SERVER_ADDR=host:port uses an\n"
-          "external server, which the benchmarks FLUSHALL: they refuse unless --allow-flush is given.\n";
   }
   static double parse_double(const std::string& v) {
-    if (auto slash = v.find('/'); slash != std::string::npos)  // "1/25"
-      return std::stod(v.substr(0, slash)) / std::stod(v.substr(slash + 1));
-    return std::stod(v);
+    try {
+      if (auto slash = v.find('/'); slash != std::string::npos)  // "1/25"
+        return std::stod(v.substr(0, slash)) / std::stod(v.substr(slash + 1));
+      return std::stod(v);
+    } catch (const std::exception&) {
+      throw CLI::ValidationError("'" + v + "' is not a number or a fraction A/B");
+    }
   }
 
  private:
-  struct Opt {
-    std::string name, help, def;
-    bool flag;
-    std::function<void(const std::string&)> set;
-  };
-  std::string program_, about_;
-  std::vector<Opt> opts_;
-  std::vector<std::string>* rest_ = nullptr;
-  std::string rest_help_;
+  CLI::App app_;
 };
 
 /// Options most benchmarks take.
