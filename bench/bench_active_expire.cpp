@@ -6,15 +6,13 @@
 // of fields left over time. T0 is set after loading, far enough ahead that nothing expires early.
 #include <thread>
 
+#include <expirykit/server/clock.hpp>
+
 #include "common.hpp"
 
 using namespace ekb;
 
 namespace {
-long long server_time_ms(ek::resp::Client& c) {
-  auto r = c("TIME");
-  return std::stoll(r[0].str()) * 1000 + std::stoll(r[1].str()) / 1000;
-}
 struct Sample {
   double t_s;                ///< seconds since T0 (server clock)
   long long expired;         ///< fields expired since the start
@@ -85,7 +83,7 @@ int main(int argc, char** argv) {
       auto st = ek::server::Info::fetch(h.ctl(), "stats");
       auto cpu = ek::server::Info::fetch(h.ctl(), "cpu");
       Sample s;
-      s.t_s = static_cast<double>(server_time_ms(h.ctl()) - t0_ms) / 1e3;
+      s.t_s = static_cast<double>(ek::server::now_ms(h.ctl()) - t0_ms) / 1e3;
       s.expired = st.get_int(expired_stat, -1);
       s.cycle_cpu_ms = st.get_int("expire_cycle_cpu_milliseconds", -1);
       s.server_cpu_s = std::stod(cpu.get("used_cpu_user").value_or("0")) + std::stod(cpu.get("used_cpu_sys").value_or("0"));
@@ -104,19 +102,19 @@ int main(int argc, char** argv) {
         auto load_before = bench::LoadAvg::now();
         double fill_s = quick(commands, [&](bench::RequestContext& ctx, std::string& out) { write_cmd(ctx.seq, out, "HSET", nullptr); });
         // HPEXPIREAT takes about as long as HSET did; leave 3x that (at least 2 s) before T0.
-        const long long t0 = server_time_ms(h.ctl()) + std::max<long long>(2000, static_cast<long long>(3000 * fill_s));
+        const long long t0 = ek::server::now_ms(h.ctl()) + std::max<long long>(2000, static_cast<long long>(3000 * fill_s));
         const long long w = spread ? static_cast<long long>(window_ms) : 0;
         double exp_s = quick(commands, [&](bench::RequestContext& ctx, std::string& out) {
           std::string at = std::to_string(t0 + (spread ? w * static_cast<long long>(ctx.seq) / static_cast<long long>(commands) : 0));
           write_cmd(ctx.seq, out, "HPEXPIREAT", &at);
         });
-        long long left_ms = t0 - server_time_ms(h.ctl());
+        long long left_ms = t0 - ek::server::now_ms(h.ctl());
         auto ks = ek::server::Info::fetch(h.ctl(), "keyspace");
         std::printf("# %s: %llu fields in %llu hashes loaded in %.2f s, TTLs set in %.2f s, T0 in %lld ms; keyspace: %s\n",
                     mode.c_str(), (unsigned long long)fields, (unsigned long long)keys, fill_s, exp_s, left_ms,
                     ks.get("db0").value_or("-").c_str());
         if (left_ms < 0) std::printf("# WARNING: loading overran T0: fields began expiring while loading\n");
-        while (server_time_ms(h.ctl()) < t0 - 50) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        while (ek::server::now_ms(h.ctl()) < t0 - 50) std::this_thread::sleep_for(std::chrono::milliseconds(5));
         const Sample base = sample(t0);
         std::vector<Sample> curve;
         const double give_up = static_cast<double>(w) / 1e3 + timeout_s;
