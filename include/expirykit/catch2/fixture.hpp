@@ -27,6 +27,12 @@
 namespace expirykit::catch2 {
 
 namespace detail {
+/// "valkey 9.1.2" of the server the last fixture of this binary probed, for the verdict lines
+/// of fixtures that do not use the shared target (ReplicaFixture); empty before any.
+inline std::string& last_server_identity() {
+  static std::string s;
+  return s;
+}
 inline std::unique_ptr<process::Target>& shared_target_slot() {
   static std::unique_ptr<process::Target> t;
   return t;

@@ -52,6 +52,8 @@ class VerdictListener : public Catch::EventListenerBase {
         server = target->identity().to_string();
       } catch (...) {
       }
+    } else if (!detail::last_server_identity().empty()) {
+      server = detail::last_server_identity();
     }
     std::string line = binary_name() + "\t" + clean(stats.testInfo->name) + "\t" + verdict + "\t" + clean(detail_) +
                        "\t" + server + "\n";

@@ -182,6 +182,19 @@ class Keyspace {
     return removed;
   }
 
+  /// What a server holds once it has loaded this keyspace from an RDB or AOF at now_ms and
+  /// reclaimed what was due: keys past their key TTL, fields past their deadline, and hashes
+  /// with no field left are gone (an empty hash is never a key: Redis and Valkey drop empty
+  /// keys on load). Valkey 9.1.2 skips due fields while loading an RDB; Redis 8.0.6 loads them
+  /// and active expiry removes them at once (both checked live); either way this is the state
+  /// reached.
+  Keyspace loaded(int64_t now_ms) const {
+    Keyspace out = *this;
+    out.reclaim(now_ms);
+    for (const auto& k : key_names()) out.drop_if_empty(k);
+    return out;
+  }
+
   /// Fields logically expired at now_ms but not reclaimed, over all keys.
   std::size_t expired_unreclaimed(int64_t now_ms) const {
     std::size_t n = 0;

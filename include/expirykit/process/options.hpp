@@ -12,7 +12,8 @@ namespace expirykit::process {
 enum class Persistence {
   off,  ///< save "" and appendonly no: nothing written unless a test asks (BGSAVE, SAVE)
   rdb,  ///< the server's default save points ("3600 1 300 100 60 10000"); dump.rdb in dir()
-  aof,  ///< appendonly yes (with the default RDB preamble), plus the rdb save points
+  aof,  ///< appendonly yes, appendfsync always, plus the rdb save points; the AOF's base file
+        ///< (written by a rewrite) is an RDB unless ServerOptions::aof_rdb_preamble is false
 };
 
 struct ServerOptions {
@@ -22,6 +23,14 @@ struct ServerOptions {
   /// so they win), e.g. {"hash-max-listpack-entries", "0"}.
   std::vector<std::pair<std::string, std::string>> config;
   Persistence persistence = Persistence::off;
+  /// With Persistence::aof: aof-use-rdb-preamble. true (the servers' default): a rewrite writes
+  /// the base file as an RDB; false: as commands (field TTLs as absolute ms, e.g. Valkey's
+  /// `HSETEX key PXAT <ms> FIELDS 1 f v`).
+  bool aof_rdb_preamble = true;
+  /// Files copied into the server's directory before its first start, e.g. a dump.rdb or an
+  /// appendonlydir/ taken from another server, so the new server loads them (a directory is
+  /// copied recursively under its own name).
+  std::vector<std::filesystem::path> seed_files;
   /// Raw extra command-line arguments, appended last.
   std::vector<std::string> extra_args;
   /// Fixed port; 0 picks a free one (retried on bind failure, safe under `ctest -j`).

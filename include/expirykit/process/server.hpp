@@ -4,6 +4,7 @@
 //   auto c = s.client();                     // resp::Client on 127.0.0.1:s.port()
 //   s.stop(process::Shutdown::save);         // SHUTDOWN SAVE, wait for exit
 //   s.start();                               // same dir: loads dump.rdb / the AOF
+//   process::Server copy({.seed_files = {s.dir() / "dump.rdb"}});   // a new server loading it
 //
 // Guarantees:
 //  - listens on 127.0.0.1 only, in its own 0700 temp dir (TempDir), removed on destruction;
@@ -133,6 +134,12 @@ class Server {
         dir_(std::make_unique<TempDir>(opts_.temp_root)) {
     const char* keep = std::getenv("EXPIRYKIT_KEEP_DIRS");
     dir_->keep(opts_.keep_dir || (keep && std::string(keep) == "1"));
+    for (const auto& f : opts_.seed_files) {
+      std::error_code ec;
+      std::filesystem::copy(f, dir() / f.filename(),
+                            std::filesystem::copy_options::recursive | std::filesystem::copy_options::overwrite_existing, ec);
+      if (ec) throw ServerError("cannot copy seed file " + f.string() + " into " + dir().string() + ": " + ec.message());
+    }
     start();
   }
   Server(const Server&) = delete;
@@ -262,7 +269,9 @@ class Server {
       args.insert(args.end(), {"--save", "", "--appendonly", "no"});
     } else {
       args.insert(args.end(), {"--save", "3600 1 300 100 60 10000"});
-      if (opts_.persistence == Persistence::aof) args.insert(args.end(), {"--appendonly", "yes"});
+      if (opts_.persistence == Persistence::aof)
+        args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble",
+                                 opts_.aof_rdb_preamble ? "yes" : "no"});
     }
     for (const auto& [k, v] : opts_.config) args.insert(args.end(), {"--" + k, v});
     args.insert(args.end(), opts_.extra_args.begin(), opts_.extra_args.end());

@@ -1,0 +1,44 @@
+// expirykit/catch2/known_issue.hpp: report a known server issue (server/known_issues.hpp) from
+// a Catch2 v3 test, so a suite stays green on an affected release and says so when one is fixed.
+//
+//   const bool defect = replica_hlen != primary_hlen;        // what the check observed
+//   expirykit::catch2::known_issue(identity(), "valkey-reload-replica-stale", defect, details);
+//   // continues only when the server behaved as specified and no known issue applies
+//
+// Verdicts (ci/conformance prints the first word of the SKIP message as the verdict):
+//   defect seen, server in the issue's range   -> SKIP "KNOWN ISSUE <report>: ..." (not a failure)
+//   no defect, server in the issue's range     -> SKIP "FIXED <report> on <server>: ..." (record the
+//                                                 fix: set `until` in server/known_issues.hpp)
+//   defect seen, server outside the range      -> FAIL with the details and the replay script
+//   no defect, server outside the range        -> returns; the test goes on
+// Throws (FAILs) when `id` is not in the table: a typo must not hide a failure.
+#pragma once
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <string>
+
+#include <expirykit/server/identity.hpp>
+#include <expirykit/server/known_issues.hpp>
+
+namespace expirykit::catch2 {
+
+inline void known_issue(const server::Identity& server, const std::string& id, bool defect_observed,
+                        const std::string& observed) {
+  const server::KnownIssue* k = server::find_known_issue(id);
+  if (!k) FAIL("no known issue '" << id << "' in server/known_issues.hpp");
+  const bool affected = k->covers(server);
+  if (defect_observed && affected)
+    SKIP("KNOWN ISSUE " << k->report << ": " << k->what << " (" << server.to_string() << "; observed: " << observed
+                        << ")");
+  if (!defect_observed && affected)
+    SKIP("FIXED " << k->report << " on " << server.to_string() << ": " << k->what
+                  << " no longer reproduces; record the fix (set `until` of '" << id
+                  << "' in server/known_issues.hpp)");
+  if (defect_observed)
+    FAIL("known issue " << k->report << " (" << k->what << ") appears on " << server.to_string()
+                        << ", outside its recorded range; observed: " << observed << "\nreplay:\n"
+                        << k->replay);
+}
+
+}  // namespace expirykit::catch2

@@ -1,0 +1,171 @@
+// expirykit/catch2/replica_fixture.hpp: a primary + replica pair for each Catch2 v3 test.
+//
+//   TEST_CASE_METHOD(expirykit::catch2::ReplicaFixture, "HPERSIST reaches the replica") {
+//     auto& p = primary();                              // connection to the primary
+//     p("HSETEX", "h", "PX", 600000, "FIELDS", 1, "a", "1");
+//     p("HPERSIST", "h", "FIELDS", 1, "a");
+//     check_replica_agrees();                           // sync, snapshot both, diff field by field
+//     CHECK(replica()("HTTL", "h", "FIELDS", 1, "a") == Reply::ints({-1}));
+//   }
+//
+// The tests of one test binary share one process::ReplicaSet (a primary and one replica, the
+// same binary as ServerFixture would use: EXPIRYKIT_SERVER or the provisioned default). Before
+// each test the primary gets FLUSHALL SYNC and active expiry on, and the replica has caught up.
+// A test that restarts the primary or needs AOF takes its own: fresh_replica_set(options).
+// In external mode (EXPIRYKIT_SERVER_ADDR) every test SKIPs: the kit cannot attach a replica
+// to a server it does not own. After each test the fixture checks that both nodes still answer
+// PING; a crash fails that test with the crash report and the next test gets a new pair.
+#pragma once
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <expirykit/catch2/fixture.hpp>
+#include <expirykit/model/model.hpp>
+#include <expirykit/process/replica_set.hpp>
+#include <expirykit/resp/client.hpp>
+#include <expirykit/server/identity.hpp>
+#include <expirykit/state/snapshot.hpp>
+#include <expirykit/state/twin.hpp>
+
+namespace expirykit::catch2 {
+
+namespace detail {
+inline std::unique_ptr<process::ReplicaSet>& shared_replica_set_slot() {
+  static std::unique_ptr<process::ReplicaSet> rs;
+  return rs;
+}
+inline bool answers(process::Server& s) {
+  try {
+    return s.running() && s.client({std::chrono::milliseconds(1000), std::chrono::milliseconds(5000)})("PING").is_status();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+}  // namespace detail
+
+class ReplicaFixture {
+ public:
+  ReplicaFixture() = default;
+  ReplicaFixture(const ReplicaFixture&) = delete;
+  ReplicaFixture& operator=(const ReplicaFixture&) = delete;
+  /// Fails the test (without throwing) if a node of the shared pair died or hangs; the next
+  /// test then gets a new pair.
+  ~ReplicaFixture() {
+    try {
+      if (twin_) twin_->set_active_expire(true);
+    } catch (...) {
+    }
+    auto& slot = detail::shared_replica_set_slot();
+    if (!rs_ || rs_ != slot.get()) return;
+    for (process::Server* s : {&slot->primary(), &slot->replica(0)}) {
+      if (detail::answers(*s)) continue;
+      std::string why;
+      try {
+        s->check_alive();
+        why = "stopped answering PING during this test\n" + s->log_tail();
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      FAIL_CHECK("a node of the primary+replica pair " << why);
+      slot.reset();
+      return;
+    }
+  }
+
+ protected:
+  /// The shared pair, flushed and synced for this test. SKIPs in external mode.
+  process::ReplicaSet& replica_set() {
+    if (rs_) return *rs_;
+    skip_if_external();
+    auto& slot = detail::shared_replica_set_slot();
+    if (!slot) slot = std::make_unique<process::ReplicaSet>();
+    rs_ = slot.get();
+    primary_.emplace(rs_->primary().client());
+    replica_.emplace(rs_->replica(0).client());
+    auto r = (*primary_)("FLUSHALL", "SYNC");
+    if (r.is_error()) FAIL("FLUSHALL SYNC on the primary " << rs_->primary().address() << " failed: " << r);
+    (*primary_)("DEBUG", "SET-ACTIVE-EXPIRE", "1");
+    rs_->sync();
+    return *rs_;
+  }
+  /// A connection to the primary / the replica of the shared pair (opened for this test).
+  resp::Client& primary() {
+    replica_set();
+    return *primary_;
+  }
+  resp::Client& replica() {
+    replica_set();
+    return *replica_;
+  }
+  /// Waits until the replica has applied everything the primary sent so far (offsets, not sleeps).
+  void sync() { replica_set().sync(); }
+
+  /// Flavor, version and capabilities of the primary (probed once per test).
+  const server::Identity& identity() {
+    if (!identity_) {
+      identity_ = server::Identity::probe(primary());
+      detail::last_server_identity() = identity_->to_string();
+    }
+    return *identity_;
+  }
+  /// SKIPs on a server without hash field TTLs ("not supported by valkey 8.0.1").
+  void require_field_ttl() {
+    if (!identity().caps.field_ttl()) SKIP("not supported by " << identity().to_string() << ": hash field TTLs (HEXPIRE)");
+  }
+
+  /// The model twin of the primary (state::Twin on the primary connection). SKIPs on a server
+  /// without a model dialect.
+  state::Twin& twin() {
+    if (!twin_) {
+      const auto& id = identity();
+      auto d = model::Dialect::for_server(server::to_string(id.flavor), id.version.major, id.version.minor);
+      if (!d) SKIP("not supported by " << id.to_string() << ": no model dialect (no hash field TTLs)");
+      twin_ = std::make_unique<state::Twin>(primary(), *d);
+    }
+    return *twin_;
+  }
+
+  /// Syncs, then the differences between the primary's and the replica's snapshots (empty: they
+  /// agree, field values and absolute expiries included).
+  std::vector<std::string> replica_diffs(state::DiffOptions opt = {}) {
+    sync();
+    auto p = state::Snapshot::take(primary(), "primary");
+    auto r = state::Snapshot::take(replica(), "replica");
+    return state::diff(p, r, opt);
+  }
+  /// CHECKs that the replica holds what the primary holds, with every difference as the message.
+  void check_replica_agrees(state::DiffOptions opt = {}) {
+    auto diffs = replica_diffs(opt);
+    std::string all;
+    for (auto& d : diffs) all += d + "\n";
+    INFO(all);
+    CHECK(diffs.empty());
+  }
+
+  /// A primary+replica set of this test's own (restarts, AOF, more replicas). SKIPs in
+  /// external mode.
+  std::unique_ptr<process::ReplicaSet> fresh_replica_set(process::ReplicaSet::Options opts = {}) {
+    skip_if_external();
+    return std::make_unique<process::ReplicaSet>(std::move(opts));
+  }
+
+ private:
+  static void skip_if_external() {
+    const char* addr = std::getenv("EXPIRYKIT_SERVER_ADDR");
+    if (addr && *addr)
+      SKIP("needs a primary and a replica the kit spawns; EXPIRYKIT_SERVER_ADDR is set (external server)");
+  }
+
+  process::ReplicaSet* rs_ = nullptr;
+  std::optional<resp::Client> primary_, replica_;
+  std::optional<server::Identity> identity_;
+  std::unique_ptr<state::Twin> twin_;
+};
+
+}  // namespace expirykit::catch2
