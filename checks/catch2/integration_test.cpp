@@ -132,3 +132,15 @@ TEST_CASE("External mode: tests run against the given server; a test that needs 
   INFO(own.out);
   CHECK(own.code == 0);
 }
+
+TEST_CASE("known_issue() with an id missing from the table fails whether or not the defect was seen", "[catch2]") {
+  for (const char* name : {"probe: known issue with an unknown id and a defect", "probe: known issue with an unknown id and no defect"}) {
+    auto r = run_probe({name});
+    INFO(name << "\n" << r.out);
+    CHECK(r.code != 0);
+    CHECK(r.code != 4);  // not a skip: a typo must not turn a failure into KNOWN ISSUE or FIXED
+    CHECK_THAT(r.out, ContainsSubstring("no known issue 'no-such-issue' in server/known_issues.hpp"));
+    REQUIRE(r.verdicts.size() == 1);
+    CHECK_THAT(r.verdicts[0], ContainsSubstring(std::string(name) + "\tFAIL\t"));
+  }
+}

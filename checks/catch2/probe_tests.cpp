@@ -3,6 +3,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/catch2/known_issue.hpp>
 #include <expirykit/catch2/prop.hpp>
 
 using expirykit::catch2::ServerFixture;
@@ -38,4 +39,12 @@ TEST_CASE_METHOD(ServerFixture, "probe: restarts its own server", "[.probe]") {
   auto s = fresh_server({}, "restart");
   s->restart(expirykit::process::Shutdown::nosave);
   CHECK(s->client()("PING") == Reply::status("PONG"));
+}
+
+// known_issue() with an id that is not in server/known_issues.hpp: must fail, defect or not.
+TEST_CASE_METHOD(ServerFixture, "probe: known issue with an unknown id and a defect", "[.probe]") {
+  expirykit::catch2::known_issue(identity(), "no-such-issue", true, "observed something");
+}
+TEST_CASE_METHOD(ServerFixture, "probe: known issue with an unknown id and no defect", "[.probe]") {
+  expirykit::catch2::known_issue(identity(), "no-such-issue", false, "all fine");
 }

@@ -135,3 +135,11 @@ TEST_CASE("EXPIRYKIT_SERVER naming a server that is not provisioned says how to 
   if (old) ::setenv("EXPIRYKIT_SERVER", saved.c_str(), 1);
   else ::unsetenv("EXPIRYKIT_SERVER");
 }
+
+TEST_CASE("A missing seed file is named", "[process][bad-input][seed]") {
+  auto missing = scratch("no-such-dump.rdb");
+  process::ServerOptions o;
+  o.seed_files = {missing};
+  auto m = error_of([&] { process::Server s(o); });
+  CHECK_THAT(m, ContainsSubstring("seed file " + missing.string()));
+}

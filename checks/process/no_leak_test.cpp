@@ -59,6 +59,29 @@ TEST_CASE("The server dies with its parent: SIGKILL, SIGTERM, SIGINT, uncaught e
   CHECK(ekcheck::dirs_of(probe_pid).empty());
 }
 
+TEST_CASE("A ReplicaSet's primary and replicas all die with a SIGKILLed parent", "[process][leak][replica]") {
+  bp::ipstream out;
+  bp::child probe(EXPIRYKIT_ORPHAN_PROBE, "replicaset", bp::std_out > out, bp::std_err > bp::null);
+  const pid_t probe_pid = probe.id();
+  std::vector<Started> nodes;
+  for (int i = 0; i < 3; ++i) nodes.push_back(read_probe_line(out));  // primary, replica 0, replica 1
+  REQUIRE(ekcheck::servers_of(probe_pid).size() == 3);
+  for (const auto& n : nodes) {
+    REQUIRE(ekcheck::alive(n.server));
+    REQUIRE(port_answers(n.port));
+  }
+  ::kill(probe_pid, SIGKILL);
+  probe.wait();
+  for (const auto& n : nodes) {
+    INFO("server pid " << n.server << " port " << n.port);
+    CHECK(ekcheck::eventually([&] { return !ekcheck::alive(n.server); }));
+    CHECK_FALSE(port_answers(n.port));
+  }
+  CHECK(ekcheck::servers_of(probe_pid).empty());
+  expirykit::process::TempDir::sweep_stale("/tmp");
+  CHECK(ekcheck::dirs_of(probe_pid).empty());
+}
+
 TEST_CASE("SIGKILL of a test binary in the middle of a suite leaves no server behind", "[process][leak]") {
   // suite_semantics' on-schedule expiry case keeps its server busy for about 2 s.
   bp::child suite(EXPIRYKIT_SUITE_SEMANTICS, "On-schedule expiry*", bp::std_out > bp::null, bp::std_err > bp::null);

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -53,8 +54,34 @@ bool eventually(Pred pred, std::chrono::milliseconds timeout = std::chrono::seco
   return pred();
 }
 
-/// Server processes whose temp dir belongs to `owner` (dirs are named expirykit-<owner>-XXXXXX).
-inline std::vector<pid_t> servers_of(pid_t owner) { return processes_with_arg("/expirykit-" + std::to_string(owner) + "-"); }
+/// PIDs of live (non-zombie) processes whose working directory path contains `needle`.
+inline std::vector<pid_t> processes_in_dir(const std::string& needle) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::error_code ec;
+    // A deleted directory still reads as "<path> (deleted)".
+    const auto cwd = std::filesystem::read_symlink(e.path() / "cwd", ec);
+    if (ec || cwd.string().find(needle) == std::string::npos) continue;
+    pid_t p = static_cast<pid_t>(std::stol(name));
+    if (p != ::getpid() && alive(p)) out.push_back(p);
+  }
+  return out;
+}
+
+/// Server processes whose temp dir belongs to `owner` (dirs are named expirykit-<owner>-XXXXXX):
+/// by command line (a server still starting) or by working directory. Valkey and Redis rewrite
+/// their command line once running (proc-title-template, default "{title} {listen-addr}
+/// {server-mode}", valkey.conf), so `--dir` is no longer visible there; but they chdir into
+/// `dir`, so /proc/<pid>/cwd names it.
+inline std::vector<pid_t> servers_of(pid_t owner) {
+  const std::string needle = "/expirykit-" + std::to_string(owner) + "-";
+  auto out = processes_with_arg(needle);
+  for (pid_t p : processes_in_dir(needle))
+    if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  return out;
+}
 
 /// Temp dirs of `owner` under `root`.
 inline std::vector<std::filesystem::path> dirs_of(pid_t owner, const std::filesystem::path& root = "/tmp") {

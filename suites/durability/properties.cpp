@@ -1,20 +1,46 @@
+// The durability property (state/durable_property.hpp): random sequences of the modelled commands
+// run on a primary with a replica and AOF on (appendfsync always); after each sequence the
+// primary is compared with the model, the replica with the primary (after catching up by
+// replication offset), a second server loaded from the primary's RDB with the model after a
+// load, and the primary reloaded (or restarted) from its AOF, rewritten or not, with the model
+// after a load. One case in three pauses active expiry on the primary and gives fields TTLs of a
+// few ms, so later commands meet logically expired fields; then resumes it and compares again.
+// Replica differences on keys touched by a command that triggers a known primary/replica
+// divergence of the server under test (server/known_issues.hpp; the example cases in replica.cpp
+// report them as KNOWN ISSUE) are excused and counted; everything else must agree.
+// Budget: 50 sequences of up to 30 commands, times EXPIRYKIT_PROP_SCALE. A failure prints the
+// seed, the case, the shrunk script for the primary with every reply, the stage and copy that
+// differed, and each difference; re-run it with RC_PARAMS="seed=<seed>" and the same scale.
 #include <catch2/catch_test_macros.hpp>
 
-#include <expirykit/catch2/known_issue.hpp>
+#include <chrono>
+
 #include <expirykit/catch2/replica_fixture.hpp>
-#include <expirykit/server/persistence.hpp>
+#include <expirykit/state/durable_property.hpp>
 
-using namespace expirykit::catch2;
-using expirykit::resp::Reply;
+using namespace expirykit;
+using catch2::ReplicaFixture;
 
-TEST_CASE_METHOD(ReplicaFixture, "smoke: the replica sees a field TTL", "[durability]") {
+TEST_CASE_METHOD(ReplicaFixture, "Random sequences: replica, RDB and AOF copies agree with the model",
+                 "[durability][properties]") {
   require_field_ttl();
-  auto& p = primary();
-  REQUIRE(p("HSETEX", "h", "PX", 600000, "FIELDS", 2, "a", "1", "b", "2") == Reply::integer(1));
-  REQUIRE(p("HSET", "h", "c", "3") == Reply::integer(1));
-  check_replica_agrees();
-  auto s = expirykit::state::Snapshot::take(replica(), "replica");
-  INFO(s.describe("h"));
-  CHECK(s.keys.at("h").fields.size() == 3);
-  CHECK(s.keys.at("h").fields.at("a").expire_ms.has_value());
+  const model::Dialect dialect = twin().dialect();
+  process::ReplicaSetOptions o;
+  o.primary.persistence = process::Persistence::aof;
+  auto set = fresh_replica_set(o);
+  process::Server loader;  // the same binary (EXPIRYKIT_SERVER or the provisioned default)
+  resp::Client c = set->primary().client();
+  state::Twin t(c, dialect);
+  state::Copies copies{*set, loader};
+  const auto start = std::chrono::steady_clock::now();
+  state::DurableOptions opt;
+  opt.server = identity();  // known primary/replica divergences of this server are excused, and counted
+  auto r = state::check_durable_sequences(t, copies, state::PropertyBudget{50, 30}, opt);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::string known;
+  for (const auto& [id, n] : r.known_issues) known += " " + id + " (" + std::to_string(n) + " cases)";
+  UNSCOPED_INFO(r.sequences << " sequences, " << r.commands << " commands in " << secs << " s, seed " << r.seed
+                            << (known.empty() ? "" : "; known server issues met and excused:" + known));
+  if (!r.ok) FAIL(r.report);
+  CHECK(r.commands > 0);
 }

@@ -207,6 +207,32 @@ inline rc::Gen<Argv> command(const model::Dialect& d) {
   }));
 }
 
+/// A command that gives existing or new fields a TTL of 1..20 ms: HPEXPIRE, HSETEX PX (where the
+/// dialect has it) or HGETEX PX. Only for sequences that pause active expiry and wait on the
+/// server clock past each such deadline before the next command (state/durability.hpp), so
+/// that later commands meet logically expired, unreclaimed fields deterministically.
+inline rc::Gen<Argv> near_ttl_command(const model::Dialect& d) {
+  return full(rc::gen::exec([d] {
+    const std::string ms = std::to_string(*rc::gen::inRange(1, 21));
+    const std::string k = *key_name();
+    int which = *rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {1, 2}});
+    if ((which == 1 && !d.has_hsetex) || (which == 2 && !d.has_hgetex)) which = 0;
+    Argv a;
+    if (which == 0) a = {"HPEXPIRE", k, ms};
+    if (which == 1) a = {"HSETEX", k, "PX", ms};
+    if (which == 2) a = {"HGETEX", k, "PX", ms};
+    detail::fields_block(a, *field_list(3), which == 1, false);
+    return a;
+  }));
+}
+
+/// A sequence of 1..max_len commands where about one in `near_every` gives fields a TTL of a
+/// few ms (near_ttl_command); otherwise as sequence().
+inline rc::Gen<std::vector<Argv>> sequence_with_near_ttls(const model::Dialect& d, int max_len = 40, int near_every = 6) {
+  auto one = rc::gen::weightedOneOf<Argv>({{static_cast<std::size_t>(near_every - 1), command(d)}, {1, near_ttl_command(d)}});
+  return rc::gen::nonEmpty(rc::gen::resize(max_len, rc::gen::container<std::vector<Argv>>(one)));
+}
+
 /// A sequence of 1..max_len commands (lengths spread over the whole range from the first test
 /// on; shrinking removes any command, not only the last ones, and simplifies the rest).
 inline rc::Gen<std::vector<Argv>> sequence(const model::Dialect& d, int max_len = 40) {

@@ -14,7 +14,9 @@
 // slave_repl_offset (the offset it has applied) reaches it: never a fixed sleep. These INFO
 // replication fields exist on Valkey 9.1.2 and Redis 8.0.6 (checked live).
 // The primary runs with repl-diskless-sync-delay 0, so a full sync starts at once instead of
-// after the servers' default 5 s.
+// after the servers' default 5 s, and shutdown-timeout 0, so a restart does not wait for acks.
+// After the primary restarts, a replica reconnects on its next replication cron tick (about once
+// a second on both servers), so restart_primary() takes about a second.
 // Throws ServerError (start failures, a replica that does not link or catch up within
 // Options::sync_timeout, with the INFO fields and log tails of the nodes involved).
 #pragma once
@@ -48,6 +50,9 @@ class ReplicaSet {
   /// Starts the primary, then the replicas; waits until each is linked and synced.
   explicit ReplicaSet(Options o = {}) : opts_(std::move(o)) {
     opts_.primary.set("repl-diskless-sync-delay", "0");
+    // SHUTDOWN would otherwise wait up to 10 s for replicas to acknowledge the last offset
+    // (they do once a second); callers that need that call sync() first.
+    opts_.primary.set("shutdown-timeout", "0");
     primary_ = std::make_unique<Server>(opts_.primary);
     for (int i = 0; i < opts_.replicas; ++i) add_replica();
     wait_linked();
@@ -64,11 +69,17 @@ class ReplicaSet {
   /// and the link status.
   long long sync() {
     auto pc = primary_->client();
-    const long long target = server::Info::fetch(pc, "replication").get_int("master_repl_offset", -1);
+    const auto pinfo = server::Info::fetch(pc, "replication");
+    const long long target = pinfo.get_int("master_repl_offset", -1);
+    const std::string replid = pinfo.get("master_replid").value_or("?");
     for (std::size_t i = 0; i < replicas_.size(); ++i) {
-      wait_for(i, "catch up with the primary's offset " + std::to_string(target), [&](const server::Info& info) {
-        return info.get("master_link_status").value_or("") == "up" && info.get_int("slave_repl_offset", -1) >= target;
-      });
+      // The replication ID too: a replica that has not yet noticed a restarted primary still
+      // says "up" and may hold a larger offset of the old history.
+      wait_for(i, "catch up with the primary's offset " + std::to_string(target) + " of replication ID " + replid,
+               [&](const server::Info& info) {
+                 return info.get("master_link_status").value_or("") == "up" &&
+                        info.get("master_replid").value_or("") == replid && info.get_int("slave_repl_offset", -1) >= target;
+               });
     }
     return target;
   }
@@ -118,7 +129,8 @@ class ReplicaSet {
         if (ready(info)) return;
         last = "master_link_status=" + info.get("master_link_status").value_or("?") +
                ", master_sync_in_progress=" + info.get("master_sync_in_progress").value_or("?") +
-               ", slave_repl_offset=" + info.get("slave_repl_offset").value_or("?");
+               ", slave_repl_offset=" + info.get("slave_repl_offset").value_or("?") +
+               ", master_replid=" + info.get("master_replid").value_or("?");
       } catch (const resp::ConnectionError& e) {
         last = e.what();
       }

@@ -41,6 +41,33 @@ struct KnownIssue {
 
 inline const std::vector<KnownIssue>& known_issues() {
   static const std::vector<KnownIssue> table = {
+      {"valkey-copy-expired-fields-replica", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
+       "COPY of a hash that stores logically expired (unreclaimed) fields leaves them out of the primary's copy (an "
+       "all-expired source gives an empty hash, HLEN 0) but the replica, which executes the propagated COPY, copies "
+       "them (HLEN 1)",
+       "# primary with one replica attached\n"
+       "DEBUG SET-ACTIVE-EXPIRE 0\n"
+       "HSET h a 1\n"
+       "HPEXPIRE h 1 FIELDS 1 a\n"
+       "# wait > 1 ms\n"
+       "COPY h h2\n"
+       "HLEN h2            # primary: 0\n"
+       "# on the replica, after WAIT 1 0 on the primary:\n"
+       "HLEN h2            # replica: 1 (the expired field a)"},
+      {"valkey-expired-fields-propagated", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "valkey-io/valkey#4732",
+       "HPERSIST, HEXPIRE*, HDEL and HGETDEL naming a logically expired (unreclaimed) field next to a live one are "
+       "propagated with the expired field in them, so the replica revives it (HPERSIST, HEXPIRE*) or deletes it "
+       "(HDEL, HGETDEL) while the primary still stores it as expired",
+       "# primary with one replica attached\n"
+       "DEBUG SET-ACTIVE-EXPIRE 0\n"
+       "HSET h a 1 c 3\n"
+       "HEXPIRE h 600 FIELDS 1 c\n"
+       "HPEXPIRE h 1 FIELDS 1 a\n"
+       "# wait > 1 ms\n"
+       "HPERSIST h FIELDS 2 a c   # primary: [-2, 1]\n"
+       "HGETALL h                 # primary: c 3 (HLEN 2)\n"
+       "# on the replica, after WAIT 1 0 on the primary:\n"
+       "HGETALL h                 # replica: a 1 c 3 (a revived, no TTL)"},
   };
   return table;
 }

@@ -54,8 +54,27 @@ Info wait_persistence(resp::Client& c, const std::string& what, std::chrono::mil
 }
 }  // namespace detail
 
-/// SAVE (blocking): the RDB file (dir/dbfilename) is complete when this returns.
-inline void save(resp::Client& c) { detail::require_ok(c("SAVE"), "SAVE"); }
+/// Waits until the server runs no save or AOF rewrite (in progress or scheduled), e.g. the
+/// fork a replica's full sync started.
+inline void wait_idle(resp::Client& c, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  detail::wait_persistence(c, "the running save or AOF rewrite", timeout, [](const Info& i) {
+    return i.get_int("rdb_bgsave_in_progress") == 0 && i.get_int("aof_rewrite_in_progress") == 0 &&
+           i.get_int("aof_rewrite_scheduled") == 0;
+  });
+}
+
+/// SAVE (blocking): the RDB file (dir/dbfilename) is complete when this returns. A save or
+/// rewrite already running in a child (SAVE is then refused: "Background save already in
+/// progress", seen on Redis 8.0.6 right after a replica's full sync) is waited out first.
+inline void save(resp::Client& c, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    wait_idle(c, timeout);
+    resp::Reply r = c("SAVE");
+    if (!r.is_error() || r.str().find("in progress") == std::string::npos || std::chrono::steady_clock::now() > until)
+      return detail::require_ok(r, "SAVE");
+  }
+}
 
 /// BGSAVE, then waits until no save is in progress and the last one reported "ok". A BGSAVE
 /// already running (or an AOF rewrite, which makes the server schedule it) is waited out too.

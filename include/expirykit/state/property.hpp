@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdlib>
+#include <map>
 #include <sstream>
 #include <string>
 
@@ -50,9 +51,16 @@ struct PropertyResult {
   std::size_t commands = 0;   ///< commands sent in total (all runs, shrinking included)
   std::size_t shrunk_len = 0; ///< length of the final (shrunk) counterexample, when failed
   std::string report;         ///< empty when ok
+  /// Known server issues met and excused over all cases (id -> cases), see SequenceResult.
+  std::map<std::string, int> known_issues;
 };
 
-inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
+/// Runs `one_case` (a RapidCheck testable that draws its own case with `*gen` and runs it,
+/// returning the outcome) `budget.sequences` x EXPIRYKIT_PROP_SCALE times, shrinking a failure;
+/// `what` names the property in the report. The driver of check_sequences and of the durability
+/// property (state/durable_property.hpp).
+template <class OneCase>
+PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCase one_case) {
   PropertyResult res;
   rc::detail::TestParams params = rc::detail::configuration().testParams;
   res.seed = params.seed;
@@ -61,18 +69,23 @@ inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
   params.maxSuccess = res.sequences;
   std::string last_report;
   std::size_t last_len = 0;
-  const model::Dialect d = twin.dialect();
   rc::detail::TestMetadata meta;
-  meta.id = meta.description = "model and " + d.name + " agree on random sequences";
+  meta.id = meta.description = what;
   QuietListener quiet;
   auto result = rc::detail::checkTestable(
       [&] {
-        const auto cmds = *gen::sequence(d, budget.max_len);
-        auto out = run_sequence(twin, cmds);
+        SequenceResult out;
+        try {
+          out = one_case();
+        } catch (const std::exception& e) {  // a server that died, a failed save...: a failure with its reason
+          out.ok = false;
+          out.report = std::string("the case threw: ") + e.what() + "\n";
+        }
         res.commands += out.steps;
+        for (const auto& [id, n] : out.known_issues) res.known_issues[id] += n;
         if (!out.ok) {
           last_report = out.report;
-          last_len = cmds.size();
+          last_len = out.steps;
         }
         RC_ASSERT(out.ok);
       },
@@ -94,6 +107,14 @@ inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
   os << last_report;
   res.report = os.str();
   return res;
+}
+
+inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
+  const model::Dialect d = twin.dialect();
+  return check_cases("model and " + d.name + " agree on random sequences", budget, [&] {
+    const auto cmds = *gen::sequence(d, budget.max_len);
+    return run_sequence(twin, cmds);
+  });
 }
 
 }  // namespace expirykit::state

@@ -11,6 +11,7 @@
 // generator must not produce them.
 #pragma once
 
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -24,6 +25,8 @@ struct SequenceResult {
   bool ok = true;
   std::size_t steps = 0;  ///< commands run
   std::string report;     ///< empty when ok
+  /// Known server issues (server/known_issues.hpp ids) the case met and excused, with counts.
+  std::map<std::string, int> known_issues;
 };
 
 struct SequenceOptions {

@@ -40,6 +40,41 @@
 
 namespace expirykit::state {
 
+namespace detail {
+/// "1764547200123" / "no TTL"; with `labelled`: "TTL 1764547200123" / "no TTL".
+inline std::string ttl_text(const std::optional<int64_t>& t, bool labelled = false) {
+  return t ? (labelled ? "TTL " : "") + std::to_string(*t) : "no TTL";
+}
+inline std::string quoted(const std::string& v) {
+  std::string out = "\"";
+  for (char ch : v) {
+    if (ch == '"' || ch == '\\') out += '\\';
+    if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7f) {
+      static const char* hex = "0123456789abcdef";
+      out += "\\x";
+      out += hex[(static_cast<unsigned char>(ch) >> 4) & 0xf];
+      out += hex[static_cast<unsigned char>(ch) & 0xf];
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+/// A key or field name as is when it is plain (non-empty, printable, no space or quote),
+/// else quoted and escaped, so every message stays on one line.
+inline std::string name(const std::string& n) {
+  bool plain = !n.empty();
+  for (char ch : n)
+    if (static_cast<unsigned char>(ch) < 0x21 || ch == '"' || static_cast<unsigned char>(ch) >= 0x7f) plain = false;
+  return plain ? n : quoted(n);
+}
+inline bool near(const std::optional<int64_t>& a, const std::optional<int64_t>& b, int64_t tol) {
+  if (a.has_value() != b.has_value()) return false;
+  if (!a) return true;
+  return (*a > *b ? *a - *b : *b - *a) <= tol;
+}
+}  // namespace detail
+
 /// One visible hash field: value and absolute expiry (Unix ms; nullopt: no TTL).
 struct FieldSnapshot {
   std::string value;
@@ -115,16 +150,16 @@ struct Snapshot {
   /// expired (c)` or `h: missing`.
   std::string describe(const std::string& key) const {
     auto it = keys.find(key);
-    if (it == keys.end()) return key + ": missing";
+    if (it == keys.end()) return detail::name(key) + ": missing";
     const KeySnapshot& k = it->second;
     std::ostringstream os;
-    os << key << ": " << k.type;
-    if (k.type == "string") os << " \"" << k.value << "\"";
+    os << detail::name(key) << ": " << k.type;
+    if (k.type == "string") os << " " << detail::quoted(k.value);
     if (k.type == "hash") {
       os << " {";
       bool first = true;
       for (const auto& [f, v] : k.fields) {
-        os << (first ? "" : ", ") << f << "=\"" << v.value << "\"";
+        os << (first ? "" : ", ") << detail::name(f) << "=" << detail::quoted(v.value);
         if (v.expire_ms) os << " (expires " << *v.expire_ms << ")";
         first = false;
       }
@@ -133,7 +168,7 @@ struct Snapshot {
         os << " + " << k.hidden() << " logically expired";
         if (!k.hidden_names.empty()) {
           os << " (";
-          for (std::size_t i = 0; i < k.hidden_names.size(); ++i) os << (i ? ", " : "") << k.hidden_names[i];
+          for (std::size_t i = 0; i < k.hidden_names.size(); ++i) os << (i ? ", " : "") << detail::name(k.hidden_names[i]);
           os << ")";
         }
       }
@@ -221,29 +256,6 @@ struct DiffOptions {
   int64_t tolerance_ms = 0;
 };
 
-namespace detail {
-inline std::string ttl_text(const std::optional<int64_t>& t) { return t ? std::to_string(*t) : "no TTL"; }
-inline std::string quoted(const std::string& v) {
-  std::string out = "\"";
-  for (char ch : v) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    if (static_cast<unsigned char>(ch) < 0x20) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[(static_cast<unsigned char>(ch) >> 4) & 0xf];
-      out += hex[static_cast<unsigned char>(ch) & 0xf];
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-inline bool near(const std::optional<int64_t>& a, const std::optional<int64_t>& b, int64_t tol) {
-  if (a.has_value() != b.has_value()) return false;
-  if (!a) return true;
-  return (*a > *b ? *a - *b : *b - *a) <= tol;
-}
-}  // namespace detail
 
 /// The differences between two copies, one line each, phrased from `b`'s side against `a`'s:
 ///   "replica: field f of h has no TTL, primary: 1764547200123"
@@ -259,36 +271,37 @@ inline std::vector<std::string> diff(const Snapshot& a, const Snapshot& b, DiffO
   for (const auto& [k, v] : b.keys) names.insert(k);
   const std::string B = b.source + ": ", A = ", " + a.source + ": ";
   for (const auto& key : names) {
+    const std::string kn = detail::name(key);
     auto ia = a.keys.find(key), ib = b.keys.find(key);
     if (ib == b.keys.end()) {
-      out.push_back(B + "key " + key + " is missing" + A + a.describe(key));
+      out.push_back(B + "key " + kn + " is missing" + A + a.describe(key));
       continue;
     }
     if (ia == a.keys.end()) {
-      out.push_back(B + b.describe(key) + A + "key " + key + " is missing");
+      out.push_back(B + b.describe(key) + A + "key " + kn + " is missing");
       continue;
     }
     const KeySnapshot &ka = ia->second, &kb = ib->second;
     if (ka.type != kb.type) {
-      out.push_back(B + "key " + key + " is a " + kb.type + A + ka.type);
+      out.push_back(B + "key " + kn + " is a " + kb.type + A + ka.type);
       continue;
     }
     if (!detail::near(ka.expire_ms, kb.expire_ms, opt.tolerance_ms))
-      out.push_back(B + "key " + key + " has " + (kb.expire_ms ? "key TTL " + ttl_text(kb.expire_ms) : "no key TTL") +
+      out.push_back(B + "key " + kn + " has " + (kb.expire_ms ? "key TTL " + ttl_text(kb.expire_ms) : "no key TTL") +
                     A + ttl_text(ka.expire_ms));
     if (ka.type == "string" && ka.value != kb.value)
-      out.push_back(B + "string " + key + " = " + quoted(kb.value) + A + quoted(ka.value));
+      out.push_back(B + "string " + kn + " = " + quoted(kb.value) + A + quoted(ka.value));
     if (ka.type != "hash") continue;
     std::set<std::string> fields;
     for (const auto& [f, v] : ka.fields) fields.insert(f);
     for (const auto& [f, v] : kb.fields) fields.insert(f);
     for (const auto& f : fields) {
       auto fa = ka.fields.find(f), fb = kb.fields.find(f);
-      const std::string what = "field " + f + " of " + key;
+      const std::string what = "field " + detail::name(f) + " of " + kn;
       if (fb == kb.fields.end()) {
-        out.push_back(B + what + " is missing" + A + quoted(fa->second.value) + " (TTL " + ttl_text(fa->second.expire_ms) + ")");
+        out.push_back(B + what + " is missing" + A + quoted(fa->second.value) + " (" + ttl_text(fa->second.expire_ms, true) + ")");
       } else if (fa == ka.fields.end()) {
-        out.push_back(B + what + " = " + quoted(fb->second.value) + " (TTL " + ttl_text(fb->second.expire_ms) + ")" + A +
+        out.push_back(B + what + " = " + quoted(fb->second.value) + " (" + ttl_text(fb->second.expire_ms, true) + ")" + A +
                       "missing");
       } else {
         if (fa->second.value != fb->second.value)
@@ -299,9 +312,10 @@ inline std::vector<std::string> diff(const Snapshot& a, const Snapshot& b, DiffO
       }
     }
     if (opt.stored_counts && ka.hidden() != kb.hidden())
-      out.push_back(B + key + " stores " + std::to_string(kb.stored) + " fields (" + std::to_string(kb.hidden()) +
-                    " logically expired, unreclaimed)" + A + std::to_string(ka.stored) + " (" + std::to_string(ka.hidden()) +
-                    " logically expired" + (ka.hidden_names.empty() ? "" : ": " + a.describe(key)) + ")");
+      out.push_back(B + kn + " holds " + std::to_string(kb.hidden()) + " logically expired, unreclaimed field(s) (HLEN " +
+                    std::to_string(kb.stored) + ")" + A + std::to_string(ka.hidden()) + " (HLEN " + std::to_string(ka.stored) + ")" +
+                    (ka.hidden_names.empty() ? "" : ": " + a.describe(key)) +
+                    (kb.hidden_names.empty() ? "" : "; " + b.source + ": " + b.describe(key)));
   }
   return out;
 }

@@ -1,0 +1,309 @@
+// expirykit/state/durable_sequence.hpp: run a command sequence on a primary (model side by side),
+// then check every copy of the data: the replicas, the primary reloaded from its AOF (after an
+// optional rewrite, or restarted as a new process), and a second server loaded from the
+// primary's RDB. On failure, a report to act on.
+//
+//   process::ReplicaSet set({.primary = {.persistence = process::Persistence::aof}});
+//   process::Server loader;                           // any server of the same binary
+//   resp::Client c = set.primary().client();
+//   state::Twin twin(c, dialect);
+//   state::Copies copies{set, loader};
+//   auto out = state::run_durable_sequence(twin, copies, cmds, {.pause_active_expiry = true});
+//   if (!out.ok) FAIL(out.report);
+//
+// The stages, each compared with snapshots (state/snapshot.hpp), field by field, absolute
+// expiries exact:
+//  1. the commands on the primary through the Twin (every reply against the model). With
+//     pause_active_expiry the primary's active expiry is off (DEBUG SET-ACTIVE-EXPIRE 0) and,
+//     after any command that left a deadline within the next second, the runner waits on the
+//     server clock until it has passed: later commands meet logically expired, unreclaimed
+//     fields (what a server without lazy expiry must still propagate right);
+//  2. every replica caught up (replication offsets): primary vs model, each replica vs primary,
+//     logically expired fields counted (HLEN);
+//  3. with pause_active_expiry: active expiry back on, the primary reclaims (polled until it
+//     holds what the model holds after reclamation, at most `reclaim_bound`), replicas vs primary;
+//  4. RDB: SAVE on the primary, its dump.rdb copied into the loader's directory and loaded with
+//     DEBUG RELOAD NOSAVE: loader vs the model after a load (Keyspace::loaded: due fields, due
+//     keys and empty hashes gone), polled while the loader's active expiry reclaims;
+//  5. AOF: an optional BGREWRITEAOF (with or without the RDB preamble), then the primary reloads
+//     its AOF in place (DEBUG LOADAOF) or restarts as a new process from it (restart_primary);
+//     primary vs the model after a load; after a restart also each replica vs the primary.
+// The report holds the case, the first stage that differed with every difference, and the
+// whole run as a valkey-cli script for the primary (replies and model replies as comments, the
+// waits as DEBUG SLEEP lines, the durability steps as the commands that perform them).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <iomanip>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <expirykit/process/replica_set.hpp>
+#include <expirykit/server/identity.hpp>
+#include <expirykit/server/known_issues.hpp>
+#include <expirykit/server/persistence.hpp>
+#include <expirykit/state/sequence.hpp>
+#include <expirykit/state/snapshot.hpp>
+#include <expirykit/state/twin.hpp>
+
+namespace expirykit::state {
+
+/// How an AOF is rewritten before it is reloaded.
+enum class AofRewrite { none, rdb_preamble, commands };
+
+/// What one durable case does besides its commands.
+struct DurableCase {
+  bool pause_active_expiry = false;  ///< primary's active expiry off during the commands (stage 1)
+  AofRewrite rewrite = AofRewrite::none;
+  bool restart_primary = false;      ///< stage 5 as a new process (restart) instead of DEBUG LOADAOF
+
+  std::string describe() const {
+    std::string s = pause_active_expiry ? "active expiry paused on the primary" : "active expiry on";
+    s += rewrite == AofRewrite::none ? ", AOF not rewritten"
+         : rewrite == AofRewrite::rdb_preamble ? ", AOF rewritten (RDB preamble)"
+                                               : ", AOF rewritten (commands, no RDB preamble)";
+    s += restart_primary ? ", primary restarted from its AOF" : ", primary reloaded its AOF (DEBUG LOADAOF)";
+    return s;
+  }
+};
+
+/// The servers one durable run uses: a primary with AOF on (appendfsync always) and its
+/// replicas, and a second server of the same binary that loads the primary's RDB.
+struct Copies {
+  process::ReplicaSet& set;
+  process::Server& loader;
+};
+
+struct DurableOptions {
+  /// Longest wait for active expiry to reclaim what is due (stages 3-5).
+  std::chrono::milliseconds reclaim_bound{10000};
+  /// The server's identity. When set, replica differences on keys touched by a command that
+  /// triggers a known primary/replica divergence of this server (detail::replica_triggers, rows
+  /// of server/known_issues.hpp) are excused and counted in SequenceResult::known_issues
+  /// instead of failing; everything else is still compared. Unset: nothing is excused.
+  std::optional<server::Identity> server;
+};
+
+namespace detail {
+/// Polls `c` until its snapshot equals `expected` (diff empty) or `bound` passes; returns the
+/// last differences (empty: converged).
+inline std::vector<std::string> converge(resp::Client& c, const Snapshot& expected, const std::string& name,
+                                         std::chrono::milliseconds bound, DiffOptions opt = {}) {
+  const auto until = std::chrono::steady_clock::now() + bound;
+  for (;;) {
+    auto diffs = diff(expected, Snapshot::take(c, name), opt);
+    if (diffs.empty() || std::chrono::steady_clock::now() > until) return diffs;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+/// A command that, on a server the known issue `id` covers, leaves the replica different from
+/// the primary on the keys it names. `fires` sees the model as it was before the command.
+struct ReplicaTrigger {
+  const char* id;
+  bool (*fires)(const model::Keyspace& before, const Argv& argv, int64_t now_ms);
+};
+
+/// Some argument after the key names a field `key` stores but that is logically expired.
+inline bool names_expired_field(const model::Keyspace& ks, const Argv& a, int64_t now) {
+  const model::Entry* e = a.size() > 2 ? ks.peek(a[1], now) : nullptr;
+  if (!e || !e->is_hash()) return false;
+  for (std::size_t i = 2; i < a.size(); ++i) {
+    auto f = e->hash().fields.find(a[i]);
+    if (f != e->hash().fields.end() && f->second.expired(now)) return true;
+  }
+  return false;
+}
+
+/// The triggers of the known primary/replica divergences (rows of server/known_issues.hpp,
+/// established by suites/durability/replica.cpp).
+inline const std::vector<ReplicaTrigger>& replica_triggers() {
+  static const std::vector<ReplicaTrigger> t = {
+      {"valkey-expired-fields-propagated",
+       [](const model::Keyspace& ks, const Argv& a, int64_t now) {
+         static const std::set<std::string> cmds = {"HPERSIST", "HEXPIRE", "HPEXPIRE", "HEXPIREAT", "HPEXPIREAT", "HDEL", "HGETDEL"};
+         return !a.empty() && cmds.count(model::upper(a[0])) && names_expired_field(ks, a, now);
+       }},
+      {"valkey-copy-expired-fields-replica",
+       [](const model::Keyspace& ks, const Argv& a, int64_t now) {
+         if (a.size() < 3 || model::upper(a[0]) != "COPY") return false;
+         const model::Entry* e = ks.peek(a[1], now);
+         return e && e->is_hash() && e->hash().expired_count(now) > 0;
+       }},
+  };
+  return t;
+}
+
+/// The latest deadline (key or field) in the model that lies in [from, from + 1000] ms, or -1.
+inline int64_t near_deadline(const model::Keyspace& ks, int64_t from) {
+  int64_t latest = -1;
+  auto consider = [&](const std::optional<int64_t>& d) {
+    if (d && *d >= from - 1000 && *d <= from + 1000) latest = std::max(latest, *d);
+  };
+  for (const auto& [k, e] : ks.entries()) {
+    consider(e.expire_ms);
+    if (e.is_hash())
+      for (const auto& [f, fld] : e.hash().fields) consider(fld.expire_ms);
+  }
+  return latest;
+}
+}  // namespace detail
+
+inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std::vector<Argv>& cmds, DurableCase dc,
+                                           DurableOptions opt = {}) {
+  SequenceResult res;
+  resp::Client& pc = twin.client();
+  process::ReplicaSet& set = copies.set;
+  std::ostringstream script;  // the replay script, built as the run goes
+  std::string failure;        // first stage that differed, with its differences
+  std::set<std::string> involved;
+  auto emit_step = [&](const Step& s) {
+    script << resp::cli_line(s.argv) << "\n#   server: " << Twin::oneline(s.server) << "\n#   model:  "
+           << (s.unmodelled.empty() ? Twin::oneline(s.model) : "(unmodelled: " + s.unmodelled + ")")
+           << (s.ok ? "" : "   <-- MISMATCH") << "\n";
+  };
+  auto stage = [&](const std::string& what, const std::vector<std::string>& diffs) {
+    script << "# compared " << what << (diffs.empty() ? ": same\n" : ": DIFFERENT <--\n");
+    if (diffs.empty() || !failure.empty()) return diffs.empty();
+    failure = "first difference: " + what + "\n";
+    for (const auto& d : diffs) failure += "  " + d + "\n";
+    return false;
+  };
+  auto model_now = [&](int64_t now, bool loaded, const std::string& name) {
+    return Snapshot::of_model(loaded ? twin.model().loaded(now) : twin.model(), now, name);
+  };
+
+  pc("FLUSHALL", "SYNC");
+  twin.model().clear();
+  twin.clear_history();
+  script << "FLUSHALL SYNC\n";
+  twin.set_active_expire(!dc.pause_active_expiry);
+  script << "DEBUG SET-ACTIVE-EXPIRE " << (dc.pause_active_expiry ? 0 : 1) << "\n";
+
+  // Known divergences this server has: which ones apply, and the keys they excuse.
+  std::vector<const detail::ReplicaTrigger*> triggers;
+  if (opt.server)
+    for (const auto& t : detail::replica_triggers())
+      if (const auto* k = server::find_known_issue(t.id); k && k->covers(*opt.server)) triggers.push_back(&t);
+  std::set<std::string> excused;
+  int64_t last_now = twin.server_time();
+
+  // 1. the commands, checked reply by reply
+  for (const auto& c : cmds) {
+    for (const auto* t : triggers)
+      if (t->fires(twin.model(), c, last_now)) {
+        res.known_issues[t->id] = 1;
+        for (auto& k : keys_of(c)) excused.insert(k);
+      }
+    if (c.size() > 2 && excused.count(c[1]) && (model::upper(c[0]) == "RENAME" || model::upper(c[0]) == "COPY"))
+      excused.insert(c[2]);  // the divergence moves with the key
+    Step s = twin.run(c);
+    last_now = s.after_ms;
+    ++res.steps;
+    emit_step(s);
+    for (auto& k : keys_of(c)) involved.insert(k);
+    if (!s.ok) {
+      failure = "first mismatch at command " + std::to_string(res.steps) + " of " + std::to_string(cmds.size()) +
+                " (on the primary, against the model):\n" + s.describe() + "\n";
+      break;
+    }
+    if (dc.pause_active_expiry) {
+      const int64_t d = detail::near_deadline(twin.model(), s.after_ms);
+      if (d >= 0) {
+        const int64_t reached = twin.wait_until_past(d, 2);
+        script << "DEBUG SLEEP " << std::fixed << std::setprecision(3) << (reached - s.after_ms) / 1000.0
+               << "   # waits past the deadline " << d << ": those fields are now logically expired\n";
+      }
+    }
+  }
+
+  // 2. replicas caught up; primary vs model, replicas vs primary (logically expired counted)
+  auto compare_replicas = [&](const std::string& when) {
+    const long long off = set.sync();
+    script << "WAIT " << set.replica_count() << " 0   # every replica applied the stream (offset " << off << ")\n";
+    Snapshot p = Snapshot::take(pc, "primary");
+    for (const auto& k : excused) p.keys.erase(k);
+    bool ok = true;
+    for (std::size_t i = 0; i < set.replica_count() && ok; ++i) {
+      auto rc = set.replica(i).client();
+      const std::string name = set.replica_count() == 1 ? "replica" : "replica " + std::to_string(i);
+      Snapshot r = Snapshot::take(rc, name);
+      for (const auto& k : excused) r.keys.erase(k);
+      ok = stage(name + " vs primary " + when + (excused.empty() ? "" : " (known issues excuse " + std::to_string(excused.size()) + " key(s))"),
+                 diff(p, r));
+    }
+    return ok;
+  };
+  if (failure.empty()) {
+    const Snapshot p = Snapshot::take(pc, "primary");
+    if (stage("primary vs model after the commands", diff(model_now(p.at_ms, false, "model"), p)))
+      compare_replicas("after the commands");
+  }
+
+  // 3. reclamation after the pause
+  if (failure.empty() && dc.pause_active_expiry) {
+    twin.set_active_expire(true);
+    script << "DEBUG SET-ACTIVE-EXPIRE 1   # active expiry reclaims what is due\n";
+    twin.reclaim_model();
+    const int64_t now = twin.server_time();
+    if (stage("primary vs model after active expiry reclaimed (bound " + std::to_string(opt.reclaim_bound.count()) + " ms)",
+              detail::converge(pc, model_now(now, false, "model"), "primary", opt.reclaim_bound)))
+      compare_replicas("after reclamation");
+  }
+
+  // 4. RDB: the primary's dump.rdb loaded by the loader
+  if (failure.empty()) {
+    server::save(pc);
+    std::filesystem::copy_file(set.primary().dir() / "dump.rdb", copies.loader.dir() / "dump.rdb",
+                               std::filesystem::copy_options::overwrite_existing);
+    auto lc = copies.loader.client();
+    server::debug_reload(lc, true);
+    script << "SAVE   # then dump.rdb is copied into another server's dir and loaded there (DEBUG RELOAD NOSAVE)\n";
+    const int64_t now = server::now_ms(lc);
+    stage("server loaded from the primary's RDB vs model after a load",
+          detail::converge(lc, model_now(now, true, "model after load"), "RDB copy", opt.reclaim_bound));
+  }
+
+  // 5. AOF: rewrite, then reload in place or restart
+  if (failure.empty()) {
+    if (dc.rewrite != AofRewrite::none) {
+      const char* pre = dc.rewrite == AofRewrite::rdb_preamble ? "yes" : "no";
+      pc("CONFIG", "SET", "aof-use-rdb-preamble", pre);
+      server::bgrewriteaof(pc);
+      script << "CONFIG SET aof-use-rdb-preamble " << pre << "\nBGREWRITEAOF   # waited until done\n";
+    }
+    if (dc.restart_primary) {
+      set.restart_primary(process::Shutdown::nosave);
+      pc = set.primary().client();  // the Twin's connection, to the new process
+      script << "SHUTDOWN NOSAVE   # then the primary is started again in its dir: it loads the AOF\n";
+    } else {
+      server::debug_loadaof(pc);
+      script << "DEBUG LOADAOF\n";
+    }
+    const int64_t now = twin.server_time();
+    if (stage("primary reloaded from its AOF vs model after a load",
+              detail::converge(pc, model_now(now, true, "model after load"), "primary from AOF", opt.reclaim_bound)) &&
+        dc.restart_primary)
+      compare_replicas("after the primary restarted");
+  }
+
+  if (failure.empty()) return res;
+  res.ok = false;
+  std::ostringstream os;
+  os << "dialect " << twin.dialect().name << "; case: " << dc.describe() << "\n"
+     << failure << "script (replay on a primary with a replica, valkey-cli / redis-cli; comments show each reply):\n"
+     << script.str();
+  const int64_t now = twin.server_time();
+  os << "model state of the keys involved (at server time " << now << "):\n";
+  for (const auto& k : involved) os << "  " << twin.model().describe(k, now) << "\n";
+  res.report = os.str();
+  return res;
+}
+
+}  // namespace expirykit::state
