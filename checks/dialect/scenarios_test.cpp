@@ -229,6 +229,13 @@ EXISTS q2
 DEL q2
 HSETEX w EX 0 FIELDS 2 a b
 EXISTS w
+HSET fx live 1 dead1 2 dead2 3
+HPEXPIRE fx 1 FIELDS 2 dead1 dead2
+#WAIT 5
+HSETEX fx KEEPTTL FXX FIELDS 2 missing 1 dead1 1
+HLEN fx
+HSETEX fx KEEPTTL FNX FIELDS 2 live 1 dead2 1
+HLEN fx
 )EK";
 TEST_CASE_METHOD(TwinFixture, "Scenario: logically expired fields, active expiry off", "[dialect][scenario]") {
   int compared = 0;

@@ -196,6 +196,13 @@ TEST_CASE_METHOD(ReplicaCases, "Replica after COPY of a hash that stores logical
   run_known_issue(replica_cases::copy_expired(), "valkey-copy-expired-fields-replica");
 }
 
+// Valkey 9.1.2 (live, found by the durability property with adversarial key names): HSETEX strips
+// NX/XX/FNX/FXX from the command it propagates, the key too when it is named like one of them.
+TEST_CASE_METHOD(ReplicaCases, "Replica after HSETEX on a key named like one of its flags (NX, XX, FNX, FXX)",
+                 "[durability][replica]") {
+  run_known_issue(replica_cases::hsetex_flag_named_key(), "valkey-hsetex-flag-named-key");
+}
+
 TEST_CASE_METHOD(ReplicaCases, "A field that expires on the primary disappears on the replica, and the key with its last field",
                  "[durability][replica]") {
   require_field_ttl();

@@ -239,4 +239,14 @@ inline std::vector<Scenario> copy_expired() {
   };
 }
 
+/// HSETEX on keys named like its flags (found by the durability property on Valkey 9.1.2: the
+/// propagated command loses its key with the stripped flags).
+inline std::vector<Scenario> hsetex_flag_named_key() {
+  return {
+      {"HSETEX KEEPTTL FNX on a key named FNX", {}, {}, {"HSETEX FNX KEEPTTL FNX FIELDS 1 b v"}},
+      {"HSETEX PX on a key named nx", {}, {}, {"HSETEX nx PX 100000 FIELDS 1 a 1"}},
+      {"HSETEX EX on a key named fxx", {"HSET fxx a 0"}, {}, {"HSETEX fxx FXX EX 1000 FIELDS 1 a 1"}},
+  };
+}
+
 }  // namespace replica_cases

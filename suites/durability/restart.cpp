@@ -152,20 +152,6 @@ std::vector<std::string> same_key(const Snapshot& s, const std::string& a, const
   return expirykit::state::diff(sa, sb);
 }
 
-/// Polls the server clock (TIME on `c`) until it reads later than `deadline_ms`; FAILs after
-/// `bound`. `c` may be another server of the same host, e.g. while the one under test is down.
-void wait_server_time_past(Client& c, int64_t deadline_ms, milliseconds bound = milliseconds(15000)) {
-  const auto until = clk::now() + bound;
-  int64_t now = server::now_ms(c);
-  while (now <= deadline_ms) {
-    if (clk::now() > until)
-      FAIL("waited " << bound.count() << " ms for the server clock (TIME on " << c.address() << ") to pass " << deadline_ms
-                     << "; it reads " << now);
-    std::this_thread::sleep_for(milliseconds(std::min<int64_t>(20, deadline_ms - now + 1)));
-    now = server::now_ms(c);
-  }
-}
-
 /// Polls `done()` every 10 ms up to `bound`; returns whether it became true.
 bool poll(milliseconds bound, const std::function<bool()>& done) {
   const auto until = clk::now() + bound;
@@ -385,7 +371,7 @@ TEST_CASE_METHOD(ServerFixture,
     }
     REQUIRE(before.keys.at("mixed").fields.size() == 29);
     srv->stop(Shutdown::nosave);
-    wait_server_time_past(client(), soon + 100);  // the shared server reads the same host clock
+    server::wait_until_past(client(), soon + 100);  // the shared server reads the same host clock
     srv->start();
     auto c2 = srv->client();
     const int64_t load_ms = server::now_ms(c2);
@@ -459,7 +445,7 @@ TEST_CASE_METHOD(ServerFixture, "Field TTLs keep counting down across a restart 
     const auto t1 = clk::now();
     const int64_t stopped_at = server::now_ms(c);
     srv->stop(Shutdown::nosave);
-    wait_server_time_past(client(), stopped_at + 300);  // a downtime long enough to see a reset
+    server::wait_until_past(client(), stopped_at + 300);  // a downtime long enough to see a reset
     srv->start();
     auto c2 = srv->client();
     const auto t2 = clk::now();
@@ -523,7 +509,7 @@ TEST_CASE_METHOD(ServerFixture, "DUMP and RESTORE keep every absolute field expi
   const Reply due = c("DUMP", "due"), alldue = c("DUMP", "alldue");
   REQUIRE(due.is_string());
   REQUIRE(alldue.is_string());
-  wait_server_time_past(c, t1 + 300);
+  server::wait_until_past(c, t1 + 300);
   REQUIRE(c("DEBUG", "SET-ACTIVE-EXPIRE", "0") == Reply::ok());  // "right after" is then deterministic
   CHECK(c("RESTORE", "r:due", "0", due.str()) == Reply::ok());
   CHECK(c("RESTORE", "r:alldue", "0", alldue.str()) == Reply::ok());

@@ -449,18 +449,18 @@ inline Reply hsetex(Context& c) {
       if (!when) return err;
     }
   }
-  // FNX / FXX, all-or-nothing; Redis deletes expired listed fields on the way.
+  // FNX / FXX, all-or-nothing; Redis deletes expired listed fields on the way, in argument
+  // order, and stops at the first field that fails the condition: the expired fields after it
+  // stay (live 8.0.6, found by the durability property: `HSETEX h KEEPTTL FXX FIELDS 2 missing
+  // v expired v` replies 0 and leaves the expired field stored).
   if (fnx || fxx) {
     bool wrong = false;
     Hash* h = lookup_hash(c, a[1], wrong);
-    bool any_live = false, all_live = true;
     for (std::size_t i = fields_at + 2; i < a.size(); i += 2) {
       if (h && lazy_expire_field(c, a[1], a[i])) h = nullptr;
       const bool live = h && h->live(a[i], c.now);
-      any_live = any_live || live;
-      all_live = all_live && live;
+      if ((fnx && live) || (fxx && !live)) return Reply::integer(0);
     }
-    if ((fnx && any_live) || (fxx && !all_live)) return Reply::integer(0);
   }
   const bool past = when && *when <= c.now;
   bool wrong = false;

@@ -2,8 +2,11 @@
 // the server's clock, so tests compute deadlines from TIME, never from the client's clock.
 #pragma once
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <stdexcept>
+#include <thread>
 #include <string>
 
 #include <expirykit/resp/client.hpp>
@@ -21,5 +24,24 @@ inline int64_t time_ms(const resp::Reply& r) {
 /// The server's current time in Unix ms (one TIME round trip). Throws resp::ConnectionError or
 /// std::runtime_error.
 inline int64_t now_ms(resp::Client& c) { return time_ms(c("TIME")); }
+
+/// Polls the server clock (TIME on `c`) until it reads later than deadline_ms + margin_ms, and
+/// returns the time read (Unix ms). `c` may be another server of the same host, e.g. while the
+/// one under test is down. Sleeps at most 20 ms between reads. Throws std::runtime_error (the
+/// deadline, the last time read and the address) if the clock has not got there after `bound`
+/// of steady time; resp::ConnectionError if the server is unreachable.
+inline int64_t wait_until_past(resp::Client& c, int64_t deadline_ms, int64_t margin_ms = 0,
+                               std::chrono::milliseconds bound = std::chrono::seconds(15)) {
+  const int64_t target = deadline_ms + margin_ms;
+  const auto until = std::chrono::steady_clock::now() + bound;
+  for (;;) {
+    const int64_t t = now_ms(c);
+    if (t > target) return t;
+    if (std::chrono::steady_clock::now() > until)
+      throw std::runtime_error("waited " + std::to_string(bound.count()) + " ms for the server clock (TIME on " +
+                               c.address() + ") to pass " + std::to_string(target) + "; it reads " + std::to_string(t));
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(target - t + 1, 20)));
+  }
+}
 
 }  // namespace expirykit::server

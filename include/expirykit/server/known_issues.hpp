@@ -68,6 +68,16 @@ inline const std::vector<KnownIssue>& known_issues() {
        "HGETALL h                 # primary: c 3 (HLEN 2)\n"
        "# on the replica, after WAIT 1 0 on the primary:\n"
        "HGETALL h                 # replica: a 1 c 3 (a revived, no TTL)"},
+      {"valkey-hsetex-flag-named-key", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
+       "HSETEX on a key named like one of its flags (NX, XX, FNX, FXX, any case) with an expiry option is propagated "
+       "with the key removed along with the flags, so the replica and the AOF write another key (the next argument, "
+       "e.g. KEEPTTL) or reject the command, while the primary wrote the named key",
+       "# primary with one replica attached\n"
+       "HSETEX FNX KEEPTTL FNX FIELDS 1 b v   # primary: 1, writes key FNX\n"
+       "HSETEX nx PX 100000 FIELDS 1 a 1      # primary: 1, writes key nx\n"
+       "KEYS *                                # primary: FNX nx\n"
+       "# on the replica, after WAIT 1 0 on the primary:\n"
+       "KEYS *                                # replica: KEEPTTL (b=v); no FNX, no nx"},
   };
   return table;
 }

@@ -159,16 +159,12 @@ class Twin {
     return run(a);
   }
 
-  /// Polls the server clock until it is past `deadline_ms` (plus `margin_ms`); gives up after
-  /// `limit`. Returns the server time reached.
+  /// Polls the server clock until it is past `deadline_ms` plus `margin_ms`; returns the server
+  /// time reached. Throws std::runtime_error if it has not got there after `limit`
+  /// (server::wait_until_past).
   int64_t wait_until_past(int64_t deadline_ms, int64_t margin_ms = 5,
                           std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-    const auto give_up = std::chrono::steady_clock::now() + limit;
-    for (;;) {
-      const int64_t t = server_time();
-      if (t > deadline_ms + margin_ms || std::chrono::steady_clock::now() > give_up) return t;
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(deadline_ms + margin_ms - t + 1, 50)));
-    }
+    return server::wait_until_past(c_, deadline_ms, margin_ms, limit);
   }
 
   /// Active expiry switched off (DEBUG SET-ACTIVE-EXPIRE 0) / on; returns the server's reply.
