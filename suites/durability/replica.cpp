@@ -203,6 +203,12 @@ TEST_CASE_METHOD(ReplicaCases, "Replica after HSETEX on a key named like one of 
   run_known_issue(replica_cases::hsetex_flag_named_key(), "valkey-hsetex-flag-named-key");
 }
 
+// Valkey 9.1.2 (live, found by the durability property): duplicate flags are accepted (last wins,
+// model/dialect.hpp duplicate_flags_accepted) but the propagated HSETEX keeps a second expiry.
+TEST_CASE_METHOD(ReplicaCases, "Replica after HSETEX with its expiry option given twice", "[durability][replica]") {
+  run_known_issue(replica_cases::hsetex_repeated_expiry(), "valkey-hsetex-repeated-expiry");
+}
+
 TEST_CASE_METHOD(ReplicaCases, "A field that expires on the primary disappears on the replica, and the key with its last field",
                  "[durability][replica]") {
   require_field_ttl();

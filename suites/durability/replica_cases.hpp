@@ -249,4 +249,12 @@ inline std::vector<Scenario> hsetex_flag_named_key() {
   };
 }
 
+/// HSETEX with its expiry option repeated (found by the durability property on Valkey 9.1.2).
+inline std::vector<Scenario> hsetex_repeated_expiry() {
+  return {
+      {"HSETEX EX 10 EX 1000", {}, {}, {"HSETEX k1 EX 10 EX 1000 FIELDS 1 b v"}},
+      {"HSETEX PX twice on an existing hash", {"HSET k2 a 1"}, {}, {"HSETEX k2 PX 10000 PX 100000 FIELDS 1 b v"}},
+  };
+}
+
 }  // namespace replica_cases

@@ -2,7 +2,7 @@
 // a Catch2 v3 test, so a suite stays green on an affected release and says so when one is fixed.
 //
 //   const bool defect = replica_hlen != primary_hlen;        // what the check observed
-//   expirykit::catch2::known_issue(identity(), "valkey-reload-replica-stale", defect, details);
+//   expirykit::catch2::known_issue(identity(), "valkey-expired-fields-propagated", defect, details);
 //   // continues only when the server behaved as specified and no known issue applies
 //
 // Verdicts (ci/conformance prints the first word of the SKIP message as the verdict):
@@ -29,11 +29,13 @@ inline void known_issue(const server::Identity& server, const server::KnownIssue
   const server::KnownIssue* k = &row;
   const std::string& id = row.id;
   const bool affected = k->covers(server);
+  // The id comes first: verdict tables cut long messages; the replay follows the sentence.
   if (defect_observed && affected)
-    SKIP("KNOWN ISSUE " << k->report << ": " << k->what << " (" << server.to_string() << "; observed: " << observed
-                        << ")");
+    SKIP("KNOWN ISSUE " << k->report << " [" << id << " in server/known_issues.hpp]: " << k->what << " ("
+                        << server.to_string() << ")\nreplay:\n"
+                        << k->replay << "\nobserved: " << observed);
   if (!defect_observed && affected)
-    SKIP("FIXED " << k->report << " on " << server.to_string() << ": " << k->what
+    SKIP("FIXED " << k->report << " [" << id << "] on " << server.to_string() << ": " << k->what
                   << " no longer reproduces; record the fix (set `until` of '" << id
                   << "' in server/known_issues.hpp)");
   if (defect_observed)

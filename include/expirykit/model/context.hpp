@@ -143,6 +143,15 @@ inline Hash* lookup_hash(Context& c, const std::string& key, bool& wrong) {
   return &e->hash();
 }
 
+/// Erases `key` if a command that removed fields from its hash (`before`: the field count
+/// before the command) left it with none. A hash that was already empty stays: servers delete a
+/// key when its last field goes, so an empty hash made by Valkey 9.1.2's COPY of an all-expired
+/// hash (dialect.hpp copy_skips_expired_fields) survives HEXPIRE/HDEL/... that remove nothing
+/// (live 9.1.2, found by the durability property).
+inline void drop_if_emptied(Context& c, const std::string& key, const Hash* h, std::size_t before) {
+  if (h && h->fields.size() < before) c.ks.drop_if_empty(key);
+}
+
 /// Redis lazy expiry on access (dialect.lazy_delete_on_read): removes `field` from the hash at
 /// `key` if it is logically expired, then the key if the hash became empty. Returns true if the
 /// hash (and key) disappeared. A no-op on Valkey (valkey-hfe.md §1: no lazy deletion).

@@ -147,6 +147,7 @@ inline Reply hexpire_generic(Context& c, Unit unit, bool absolute) {
     if (wrong) return c.wrongtype();
   }
   std::vector<long long> codes;
+  const std::size_t before = h ? h->fields.size() : 0;
   for (const auto& name : detail::field_list(a, fields_at)) {
     if (!h) {
       codes.push_back(-2);
@@ -170,7 +171,7 @@ inline Reply hexpire_generic(Context& c, Unit unit, bool absolute) {
     it->second.expire_ms = when;
     codes.push_back(1);
   }
-  if (h) c.ks.drop_if_empty(a[1]);
+  drop_if_emptied(c, a[1], h, before);
   return Reply::ints(codes);
 }
 
@@ -248,6 +249,7 @@ inline Reply hgetdel(Context& c) {
   Reply e = detail::fields_prologue(c, c.d.err.numfields_range, h);
   if (e.is_error()) return e;
   std::vector<Reply> out;
+  const std::size_t before = h ? h->fields.size() : 0;
   for (const auto& name : detail::field_list(c.argv, 2)) {
     if (h && lazy_expire_field(c, c.argv[1], name)) h = nullptr;
     Field* f = h ? h->live(name, c.now) : nullptr;
@@ -258,7 +260,7 @@ inline Reply hgetdel(Context& c) {
     out.push_back(Reply::string(f->value));
     h->fields.erase(name);
   }
-  if (h) c.ks.drop_if_empty(c.argv[1]);
+  drop_if_emptied(c, c.argv[1], h, before);
   return Reply::array(std::move(out));
 }
 
@@ -342,6 +344,7 @@ inline Reply hgetex(Context& c) {
     }
   }
   std::vector<Reply> out;
+  const std::size_t before = h ? h->fields.size() : 0;
   for (const auto& name : detail::field_list(a, fields_at)) {
     if (h && lazy_expire_field(c, a[1], name)) h = nullptr;
     Field* f = h ? h->live(name, c.now) : nullptr;
@@ -354,7 +357,7 @@ inline Reply hgetex(Context& c) {
     else if (when) f->expire_ms = when;
     else if (opt.kind == detail::ExpiryOpt::persist) f->expire_ms.reset();
   }
-  if (h) c.ks.drop_if_empty(a[1]);
+  drop_if_emptied(c, a[1], h, before);
   return Reply::array(std::move(out));
 }
 
@@ -467,8 +470,9 @@ inline Reply hsetex(Context& c) {
   Hash* h = lookup_hash(c, a[1], wrong);
   if (past) {
     if (h) {
+      const std::size_t before = h->fields.size();
       for (std::size_t i = fields_at + 2; i < a.size(); i += 2) h->fields.erase(a[i]);
-      c.ks.drop_if_empty(a[1]);
+      drop_if_emptied(c, a[1], h, before);
     }
     return Reply::integer(1);
   }

@@ -124,6 +124,7 @@ inline Reply hdel(Context& c) {
   if (wrong) return c.wrongtype();
   if (!h) return Reply::integer(0);
   long long n = 0;
+  const std::size_t before = h->fields.size();
   for (std::size_t i = 2; i < c.argv.size(); ++i) {
     auto it = h->fields.find(c.argv[i]);
     if (it == h->fields.end()) continue;
@@ -135,7 +136,7 @@ inline Reply hdel(Context& c) {
     }
     h->fields.erase(it);
   }
-  c.ks.drop_if_empty(c.argv[1]);
+  drop_if_emptied(c, c.argv[1], h, before);
   return Reply::integer(n);
 }
 

@@ -49,6 +49,8 @@ class ReplicaSet {
 
   /// Starts the primary, then the replicas; waits until each is linked and synced.
   explicit ReplicaSet(Options o = {}) : opts_(std::move(o)) {
+    if (opts_.replicas < 0)
+      throw ServerError("ReplicaSetOptions::replicas = " + std::to_string(opts_.replicas) + ": must be 0 or more");
     opts_.primary.set("repl-diskless-sync-delay", "0");
     // SHUTDOWN would otherwise wait up to 10 s for replicas to acknowledge the last offset
     // (they do once a second); callers that need that call sync() first.
@@ -59,7 +61,12 @@ class ReplicaSet {
   }
 
   Server& primary() { return *primary_; }
-  Server& replica(std::size_t i = 0) { return *replicas_.at(i); }
+  /// Replica `i` (0-based). Throws ServerError when there is no such replica.
+  Server& replica(std::size_t i = 0) {
+    if (i >= replicas_.size())
+      throw ServerError("no replica " + std::to_string(i) + ": this ReplicaSet has " + std::to_string(replicas_.size()));
+    return *replicas_[i];
+  }
   std::size_t replica_count() const { return replicas_.size(); }
   const Options& options() const { return opts_; }
 

@@ -7,7 +7,7 @@
 // (catch2/known_issue.hpp) and reports KNOWN ISSUE instead of failing, and the day a release in
 // the recorded range no longer shows it, reports FIXED: narrow the range (`until`) here.
 //
-//   if (auto* k = server::find_known_issue("valkey-reload-replica-stale"); k && k->covers(id)) ...
+//   if (auto* k = server::find_known_issue("valkey-expired-fields-propagated"); k && k->covers(id)) ...
 //
 // Add a row when a suite finds a divergence on a released server: an id the test names, the
 // first affected version, `until` empty while no fixed release is known, the report, and a
@@ -24,7 +24,7 @@
 namespace expirykit::server {
 
 struct KnownIssue {
-  std::string id;                 ///< short name the checks use, e.g. "valkey-reload-replica-stale"
+  std::string id;                 ///< short name the checks use, e.g. "valkey-expired-fields-propagated"
   Flavor flavor = Flavor::valkey;
   Version from;                   ///< first affected version known
   std::optional<Version> until;   ///< first fixed release; nullopt: none known yet
@@ -35,8 +35,6 @@ struct KnownIssue {
   bool covers(const Identity& id) const {
     return id.flavor == flavor && id.version >= from && (!until || id.version < *until);
   }
-  /// "valkey-io/valkey#2618" or "unreported (replay: ...)" for messages.
-  std::string reference() const { return report; }
 };
 
 inline const std::vector<KnownIssue>& known_issues() {
@@ -71,13 +69,28 @@ inline const std::vector<KnownIssue>& known_issues() {
       {"valkey-hsetex-flag-named-key", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "HSETEX on a key named like one of its flags (NX, XX, FNX, FXX, any case) with an expiry option is propagated "
        "with the key removed along with the flags, so the replica and the AOF write another key (the next argument, "
-       "e.g. KEEPTTL) or reject the command, while the primary wrote the named key",
+       "e.g. KEEPTTL) or reject the command, while the primary wrote the named key; with no expiry option (`HSETEX nx "
+       "NX FIELDS 1 b v`) the AOF gets `HSETEX FIELDS 1 b v` and can no longer be loaded (DEBUG LOADAOF refused, "
+       "log: \"wrong number of arguments for 'hsetex'\"), so a restart fails",
        "# primary with one replica attached\n"
        "HSETEX FNX KEEPTTL FNX FIELDS 1 b v   # primary: 1, writes key FNX\n"
        "HSETEX nx PX 100000 FIELDS 1 a 1      # primary: 1, writes key nx\n"
        "KEYS *                                # primary: FNX nx\n"
        "# on the replica, after WAIT 1 0 on the primary:\n"
-       "KEYS *                                # replica: KEEPTTL (b=v); no FNX, no nx"},
+       "KEYS *                                # replica: KEEPTTL (b=v); no FNX, no nx\n"
+       "# on a primary with appendonly yes:\n"
+       "HSETEX nx NX FIELDS 1 b v             # primary: 1\n"
+       "DEBUG LOADAOF                         # ERR Error trying to load the AOF files"},
+      {"valkey-hsetex-repeated-expiry", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
+       "HSETEX with its expiry option repeated (EX 10 EX 1000, PX twice; the primary accepts it, the last one wins) is "
+       "propagated with only one of them rewritten to PXAT, so the replica rejects it (syntax error) and never writes "
+       "the fields",
+       "# primary with one replica attached\n"
+       "HSETEX k1 EX 10 EX 1000 FIELDS 1 b v   # primary: 1\n"
+       "EXISTS k1                              # primary: 1\n"
+       "# on the replica, after WAIT 1 0 on the primary:\n"
+       "EXISTS k1                              # replica: 0; its log: \"This replica is sending an error to its "
+       "primary: '-ERR syntax error' after processing the command 'hsetex'\""},
   };
   return table;
 }

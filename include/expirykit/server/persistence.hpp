@@ -92,8 +92,11 @@ inline void bgsave(resp::Client& c, std::chrono::milliseconds timeout = std::chr
 }
 
 /// BGREWRITEAOF, then waits until the rewrite is neither scheduled nor running and the last
-/// one reported "ok". Requires appendonly yes.
+/// one reported "ok". A save or rewrite already running is waited out first (a second
+/// BGREWRITEAOF would be refused). With appendonly no the servers still write the files
+/// (appendonlydir/ base and manifest; Valkey 9.1.2, checked by checks/server).
 inline void bgrewriteaof(resp::Client& c, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  wait_idle(c, timeout);
   const long long before = Info::fetch(c, "persistence").get_int("aof_rewrites", -1);
   detail::require_ok(c("BGREWRITEAOF"), "BGREWRITEAOF");
   auto info = detail::wait_persistence(c, "BGREWRITEAOF", timeout, [&](const Info& i) {
@@ -114,7 +117,9 @@ inline void debug_reload(resp::Client& c, bool nosave = false) {
 }
 
 /// DEBUG LOADAOF: the server flushes its AOF, empties its dataset and replays the AOF (base
-/// file and increments, as a restart would). Requires appendonly yes.
+/// file and increments, as a restart would). Requires appendonly yes: with appendonly no the
+/// server refuses ("Error trying to load the AOF files") AFTER emptying its dataset (Valkey
+/// 9.1.2, checked by checks/server).
 inline void debug_loadaof(resp::Client& c) { detail::require_ok(c("DEBUG", "LOADAOF"), "DEBUG LOADAOF"); }
 
 }  // namespace expirykit::server

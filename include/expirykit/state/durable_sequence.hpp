@@ -83,21 +83,24 @@ struct Copies {
 struct DurableOptions {
   /// Longest wait for active expiry to reclaim what is due (stages 3-5).
   std::chrono::milliseconds reclaim_bound{10000};
-  /// The server's identity. When set, replica differences on keys touched by a command that
-  /// triggers a known primary/replica divergence of this server (detail::replica_triggers, rows
-  /// of server/known_issues.hpp) are excused and counted in SequenceResult::known_issues
-  /// instead of failing; everything else is still compared. Unset: nothing is excused.
+  /// The server's identity. When set, differences of the replicas and of the AOF (fed the same
+  /// command stream) on keys touched by a command that triggers a known divergence of this
+  /// server (detail::replica_triggers, rows of server/known_issues.hpp) are excused and counted
+  /// in SequenceResult::known_issues instead of failing; the primary is still compared with the
+  /// model on every key, and the RDB copy too. Unset: nothing is excused.
   std::optional<server::Identity> server;
 };
 
 namespace detail {
-/// Polls `c` until its snapshot equals `expected` (diff empty) or `bound` passes; returns the
-/// last differences (empty: converged).
+/// Polls `c` until its snapshot, without the keys in `skip`, equals `expected` (diff empty) or
+/// `bound` passes; returns the last differences (empty: converged).
 inline std::vector<std::string> converge(resp::Client& c, const Snapshot& expected, const std::string& name,
-                                         std::chrono::milliseconds bound, DiffOptions opt = {}) {
+                                         std::chrono::milliseconds bound, const std::set<std::string>& skip = {}) {
   const auto until = std::chrono::steady_clock::now() + bound;
   for (;;) {
-    auto diffs = diff(expected, Snapshot::take(c, name), opt);
+    Snapshot got = Snapshot::take(c, name);
+    for (const auto& k : skip) got.keys.erase(k);
+    auto diffs = diff(expected, got);
     if (diffs.empty() || std::chrono::steady_clock::now() > until) return diffs;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -139,6 +142,16 @@ inline const std::vector<ReplicaTrigger>& replica_triggers() {
          const bool fires = e && e->is_hash() && e->hash().expired_count(now) > 0;
          return fires ? std::vector<std::string>{a[1], a[2]} : std::vector<std::string>{};
        }},
+      {"valkey-hsetex-repeated-expiry",
+       [](const model::Keyspace&, const Argv& a, int64_t) {
+         if (a.size() < 3 || model::upper(a[0]) != "HSETEX") return std::vector<std::string>{};
+         int timed = 0;
+         for (std::size_t i = 2; i < a.size() && model::upper(a[i]) != "FIELDS"; ++i) {
+           const std::string u = model::upper(a[i]);
+           timed += u == "EX" || u == "PX" || u == "EXAT" || u == "PXAT";
+         }
+         return timed > 1 ? std::vector<std::string>{a[1]} : std::vector<std::string>{};
+       }},
       {"valkey-hsetex-flag-named-key",
        // The propagated HSETEX loses its key, so the replica writes another key (the next
        // argument, e.g. KEEPTTL) or none: every argument may name a key on the replica.
@@ -151,11 +164,12 @@ inline const std::vector<ReplicaTrigger>& replica_triggers() {
   return t;
 }
 
-/// The latest deadline (key or field) in the model that lies in [from, from + 1000] ms, or -1.
+/// The latest deadline (key or field) in the model that has not passed at `from` but will
+/// within a second (in [from, from + 1000] ms), or -1.
 inline int64_t near_deadline(const model::Keyspace& ks, int64_t from) {
   int64_t latest = -1;
   auto consider = [&](const std::optional<int64_t>& d) {
-    if (d && *d >= from - 1000 && *d <= from + 1000) latest = std::max(latest, *d);
+    if (d && *d >= from && *d <= from + 1000) latest = std::max(latest, *d);
   };
   for (const auto& [k, e] : ks.entries()) {
     consider(e.expire_ms);
@@ -229,6 +243,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
       const int64_t d = detail::near_deadline(twin.model(), s.after_ms);
       if (d >= 0) {
         const int64_t reached = twin.wait_until_past(d, 2);
+        last_now = reached;
         script << "DEBUG SLEEP " << std::fixed << std::setprecision(3) << (reached - s.after_ms) / 1000.0
                << "   # waits past the deadline " << d << ": those fields are now logically expired\n";
       }
@@ -269,6 +284,8 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
       compare_replicas("after reclamation");
   }
 
+  // Stages 4 and 5 ask the servers to save and load; a refusal is a finding with the script.
+  try {
   // 4. RDB: the primary's dump.rdb loaded by the loader
   if (failure.empty()) {
     server::save(pc);
@@ -284,11 +301,15 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
 
   // 5. AOF: rewrite, then reload in place or restart
   if (failure.empty()) {
-    if (dc.rewrite != AofRewrite::none) {
-      const char* pre = dc.rewrite == AofRewrite::rdb_preamble ? "yes" : "no";
+    // A known divergence may have written a command the AOF cannot load (valkey-hsetex-flag-
+    // named-key): rewrite it then, so this case's load and the next cases start from a sound file.
+    const bool forced = dc.rewrite == AofRewrite::none && !excused.empty();
+    if (dc.rewrite != AofRewrite::none || forced) {
+      const char* pre = dc.rewrite == AofRewrite::commands ? "no" : "yes";
       pc("CONFIG", "SET", "aof-use-rdb-preamble", pre);
       server::bgrewriteaof(pc);
-      script << "CONFIG SET aof-use-rdb-preamble " << pre << "\nBGREWRITEAOF   # waited until done\n";
+      script << "CONFIG SET aof-use-rdb-preamble " << pre << "\nBGREWRITEAOF   # waited until done"
+             << (forced ? " (forced: a known issue may have written an unloadable command)" : "") << "\n";
     }
     if (dc.restart_primary) {
       set.restart_primary(process::Shutdown::nosave);
@@ -299,10 +320,21 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
       script << "DEBUG LOADAOF\n";
     }
     const int64_t now = twin.server_time();
-    if (stage("primary reloaded from its AOF vs model after a load",
-              detail::converge(pc, model_now(now, true, "model after load"), "primary from AOF", opt.reclaim_bound)) &&
+    Snapshot expected = model_now(now, true, "model after load");
+    // The AOF is fed the same command stream as the replicas: what a known divergence excuses
+    // there, it excuses here (live 9.1.2: the AOF of `HSETEX FXX EX 1000 FNX ...` reloads as
+    // another key; a repeated-expiry HSETEX is refused while loading).
+    for (const auto& k : excused) expected.keys.erase(k);
+    if (stage("primary reloaded from its AOF vs model after a load" +
+                  (excused.empty() ? std::string() : " (known issues excuse " + std::to_string(excused.size()) + " key(s))"),
+              detail::converge(pc, expected, "primary from AOF", opt.reclaim_bound, excused)) &&
         dc.restart_primary)
       compare_replicas("after the primary restarted");
+  }
+  } catch (const std::exception& e) {
+    if (failure.empty())
+      failure = std::string("a durability step failed: ") + e.what() + "\nprimary log:\n" + set.primary().log_tail(15) +
+                "loader log:\n" + copies.loader.log_tail(8);
   }
 
   if (failure.empty()) return res;

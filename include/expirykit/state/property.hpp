@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <sstream>
 #include <string>
@@ -94,9 +95,15 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
   res.ok = false;
   res.shrunk_len = last_len;
   std::ostringstream os;
-  os << "RapidCheck seed " << res.seed << " (re-run: RC_PARAMS=\"seed=" << res.seed
-     << "\" EXPIRYKIT_PROP_SCALE=" << prop_scale() << "), budget " << res.sequences << " sequences of up to "
-     << budget.max_len << " commands\n";
+  const char* server = std::getenv("EXPIRYKIT_SERVER");
+  const char* addr = std::getenv("EXPIRYKIT_SERVER_ADDR");
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  os << "RapidCheck seed " << res.seed << ", budget " << res.sequences << " sequences of up to " << budget.max_len
+     << " commands\nre-run: RC_PARAMS=\"seed=" << res.seed << "\" EXPIRYKIT_PROP_SCALE=" << prop_scale()
+     << (server && *server ? std::string(" EXPIRYKIT_SERVER=") + server : "")
+     << (addr && *addr ? std::string(" EXPIRYKIT_SERVER_ADDR=") + addr : "") << " " << (ec ? "<test binary>" : exe.string())
+     << " \"<this test's name>\"\n";
   if (result.template is<rc::detail::FailureResult>()) {
     const auto& f = result.template get<rc::detail::FailureResult>();
     os << "failed after " << f.numSuccess << " passing sequences; shrunk to " << last_len << " command(s)\n";
