@@ -91,6 +91,18 @@ inline const std::vector<KnownIssue>& known_issues() {
        "# on the replica, after WAIT 1 0 on the primary:\n"
        "EXISTS k1                              # replica: 0; its log: \"This replica is sending an error to its "
        "primary: '-ERR syntax error' after processing the command 'hsetex'\""},
+      {"valkey-empty-hash-fork-crash", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
+       "an empty hash (left by COPY of a hash whose fields are all logically expired, see "
+       "valkey-copy-expired-fields-replica) makes every fork child that saves the dataset (BGSAVE, BGREWRITEAOF, a "
+       "replica's full sync) fail the assertion object.c:751 'hashtableSize(ht) != 0' in dismissHashObject and hang, "
+       "so the save never finishes and no later one can start",
+       "DEBUG SET-ACTIVE-EXPIRE 0\n"
+       "HSET h a 1\n"
+       "HPEXPIRE h 1 FIELDS 1 a\n"
+       "# wait > 1 ms\n"
+       "COPY h h2            # 1; HLEN h2 is 0: an empty hash\n"
+       "BGSAVE               # Background saving started\n"
+       "INFO persistence     # rdb_bgsave_in_progress:1, for good; the log shows the child's ASSERTION FAILED"},
   };
   return table;
 }
