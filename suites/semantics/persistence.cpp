@@ -8,7 +8,7 @@
 
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/catch2/matchers.hpp>
-#include <expirykit/server/info.hpp>
+#include <expirykit/server/persistence.hpp>
 
 using expirykit::catch2::EachIntegerIn;
 using expirykit::catch2::ServerFixture;
@@ -16,26 +16,8 @@ using expirykit::process::Persistence;
 using expirykit::process::ServerOptions;
 using expirykit::process::Shutdown;
 using expirykit::resp::Reply;
-using expirykit::server::Info;
 using clk = std::chrono::steady_clock;
 
-namespace {
-// Waits (up to 30 s) for the BGSAVE started at or after `since` (LASTSAVE, s) to finish; fails
-// the test if it failed.
-void wait_bgsave(expirykit::resp::Client& c, long long lastsave_before) {
-  auto until = clk::now() + std::chrono::seconds(30);
-  while (clk::now() < until) {
-    auto info = Info::fetch(c, "persistence");
-    if (info.get_int("rdb_bgsave_in_progress") == 0 && c("LASTSAVE").as_integer() >= lastsave_before &&
-        info.get_int("rdb_changes_since_last_save", 1) == 0) {
-      REQUIRE(info.get("rdb_last_bgsave_status").value_or("?") == "ok");
-      return;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  FAIL("BGSAVE did not finish within 30 s");
-}
-}  // namespace
 
 TEST_CASE_METHOD(ServerFixture, "Field TTLs survive BGSAVE and a restart, and keep counting down", "[semantics][durability]") {
   require_field_ttl();
@@ -47,9 +29,7 @@ TEST_CASE_METHOD(ServerFixture, "Field TTLs survive BGSAVE and a restart, and ke
   REQUIRE(c("HPEXPIRE", "h", 600000, "FIELDS", 2, "a", "b") == Reply::ints({1, 1}));
   REQUIRE(c("HPEXPIRE", "h", 900000, "FIELDS", 1, "b") == Reply::ints({1}));
 
-  const long long lastsave = c("LASTSAVE").as_integer();
-  REQUIRE(c("BGSAVE").is_status());
-  wait_bgsave(c, lastsave);
+  expirykit::server::bgsave(c);  // waits for the child; throws if the save failed
 
   const auto at_before = c("HPEXPIRETIME", "h", "FIELDS", 3, "a", "b", "keep");
   const auto ttl_before = c("HPTTL", "h", "FIELDS", 2, "a", "b").as_integers();
