@@ -43,7 +43,16 @@ TEST_CASE("A ReplicaSet starts with 1 and with 2 replicas, each linked to the pr
     CHECK(info.get_int("master_port") == rs.primary().port());
     CHECK(info.get_int("master_sync_in_progress", -1) == 0);
   }
-  CHECK_THROWS_AS(rs.replica(static_cast<std::size_t>(n)), std::out_of_range);
+  CHECK_THROWS_WITH(rs.replica(static_cast<std::size_t>(n)),
+                    Catch::Matchers::ContainsSubstring("no replica " + std::to_string(n) + ": this ReplicaSet has " +
+                                                       std::to_string(n)));
+  CHECK_THROWS_AS(rs.replica(static_cast<std::size_t>(n)), process::ServerError);
+}
+
+TEST_CASE("ReplicaSetOptions::replicas below 0 is a ServerError, not an empty set", "[process][replica]") {
+  process::ReplicaSet::Options o;
+  o.replicas = -1;
+  CHECK_THROWS_WITH(process::ReplicaSet(o), Catch::Matchers::ContainsSubstring("replicas = -1: must be 0 or more"));
 }
 
 TEST_CASE("A write on the primary is on every replica right after sync(), 200 times in a row", "[process][replica]") {
