@@ -17,6 +17,8 @@ using expirykit::state::PropertyBudget;
 
 TEST_CASE_METHOD(TwinFixture, "Random sequences: server and model agree", "[properties]") {
   auto& t = twin();
+  t.observe_events();
+  t.observe_counters();
   const auto start = std::chrono::steady_clock::now();
   auto r = check_sequences(t, PropertyBudget{100, 40});
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

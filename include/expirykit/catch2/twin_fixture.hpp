@@ -72,6 +72,19 @@ class TwinFixture : public ServerFixture {
     REQUIRE(s.ok);
     twin().wait_until_past(s.after_ms + 1, 5);
   }
+  /// Checks the keyspace notifications of every later both() call (Twin::observe_events; the
+  /// server's notify-keyspace-events is restored when the test ends).
+  void observe_events(const std::string& flags = "KEA") { twin().observe_events(flags); }
+  /// Compares INFO counters with the model from here on: check_counters().
+  void observe_counters() { twin().observe_counters(); }
+  /// INFO counters agree with the model (CHECK, with the differences as the message).
+  void check_counters() {
+    auto diffs = twin().compare_counters();
+    std::string all;
+    for (auto& d : diffs) all += d + "\n";
+    INFO(all);
+    CHECK(diffs.empty());
+  }
   /// Model and server hold the same data (CHECK, with the differences as the message).
   void check_same_state() {
     auto diffs = twin().compare_state();

@@ -152,9 +152,41 @@ inline void drop_if_emptied(Context& c, const std::string& key, const Hash* h, s
   if (h && h->fields.size() < before) c.ks.drop_if_empty(key);
 }
 
+/// Records a keyspace notification for this command (effects.hpp; class 'h' unless given).
+inline void notify(Context& c, const char* name, const std::string& key, char cls = 'h') {
+  c.ks.notify(name, key, cls);
+}
+
+/// After a write to the hash at `key`: the encoding the server would now report and its entry in
+/// the volatile-field index. `ttl_set`: the command gave at least one field a deadline, or
+/// (Redis) tried to in a way that converts (see the callers). `deleted`: the command deleted
+/// fields (HDEL, HGETDEL, a past deadline): Redis rechecks the index then, while other writes
+/// leave a hash without volatile fields in it (dialect.volatile_index_lazy; live 8.0.6:
+/// HPERSIST, HSET over the only TTL field and lazy deletion leave subexpiry at 1, HDEL and
+/// HEXPIRE 0 lower it). Encoding rules: effects.hpp; a hash past hash-max-listpack-entries
+/// fields, or with a field name or value longer than hash-max-listpack-value bytes, is a
+/// hashtable (both servers, live 9.1.2 / 8.0.6).
+inline void after_hash_write(Context& c, const std::string& key, bool ttl_set, bool deleted = false) {
+  Entry* e = c.ks.raw(key);
+  if (!e || !e->is_hash()) return;
+  Hash& h = e->hash();
+  if (ttl_set && h.encoding == Encoding::listpack)
+    h.encoding = c.d.ttl_encoding == "listpackex" ? Encoding::listpackex : Encoding::hashtable;
+  if (h.encoding != Encoding::hashtable) {
+    const ListpackLimits& lim = c.ks.limits();
+    bool big = h.fields.size() > lim.entries;
+    for (const auto& [name, f] : h.fields) big = big || name.size() > lim.value || f.value.size() > lim.value;
+    if (big) h.encoding = Encoding::hashtable;
+  }
+  if (h.has_volatile()) h.volatile_indexed = true;
+  else if (!c.d.volatile_index_lazy || deleted) h.volatile_indexed = false;
+}
+
 /// Redis lazy expiry on access (dialect.lazy_delete_on_read): removes `field` from the hash at
-/// `key` if it is logically expired, then the key if the hash became empty. Returns true if the
-/// hash (and key) disappeared. A no-op on Valkey (valkey-hfe.md §1: no lazy deletion).
+/// `key` if it is logically expired (`hexpired`, once per key and command however many fields
+/// go; expired_fields + 1 per field), then the key if the hash became empty (`del`). Returns
+/// true if the hash (and key) disappeared. A no-op on Valkey (valkey-hfe.md §1: no lazy
+/// deletion). Live 8.0.6: HMGET of two expired fields sends one `hexpired`.
 inline bool lazy_expire_field(Context& c, const std::string& key, const std::string& field) {
   if (!c.d.lazy_delete_on_read) return false;
   Entry* e = c.ks.find(key, c.now);
@@ -163,7 +195,26 @@ inline bool lazy_expire_field(Context& c, const std::string& key, const std::str
   auto it = fs.find(field);
   if (it == fs.end() || !it->second.expired(c.now)) return false;
   fs.erase(it);
+  ++c.ks.counters().expired_fields;
+  const auto& pending = c.ks.pending_events();
+  if (pending.empty() || pending.back() != Event{"hexpired", key, 'h'}) notify(c, "hexpired", key);
+  after_hash_write(c, key, false);
   return c.ks.drop_if_empty(key);
+}
+
+/// Before a write over `field` of `h`: if the field is logically expired, the server first
+/// deletes it as expired (Valkey 9.0.2+, valkey-hfe.md §9: an extra `hexpired` before the
+/// command's own event, expired_fields + 1 per field; dialect.overwrite_expired_notifies). On
+/// Redis the field is deleted lazily first (lazy_expire_field). Returns true if the field was
+/// expired.
+inline bool overwrite_expired(Context& c, const std::string& key, Hash& h, const std::string& field) {
+  auto it = h.fields.find(field);
+  if (it == h.fields.end() || !it->second.expired(c.now)) return false;
+  if (c.d.overwrite_expired_notifies) {
+    ++c.ks.counters().expired_fields;
+    notify(c, "hexpired", key);
+  }
+  return true;
 }
 
 }  // namespace expirykit::model

@@ -147,7 +147,25 @@ struct Dialect {
   /// an EMPTY hash that EXISTS; HLEN 0); Redis copies them (live 8.0.6).
   bool copy_skips_expired_fields = false;
 
-  // ---- observability, not modelled in replies (redis-hfe.md §7-§9, §12) ----
+  // ---- effects: events, counters, encodings (model/effects.hpp) ----
+  /// A write over a logically expired field first deletes it as expired: `hexpired` and
+  /// expired_fields + 1 (valkey-hfe.md §9 [L], Valkey 9.0.2+).
+  bool overwrite_expired_notifies = false;
+  /// The volatile-field index keeps a hash whose field TTLs were all removed by HPERSIST (or an
+  /// overwrite) until active expiry visits it (Redis; redis-hfe.md §9 [V]); Valkey updates it at
+  /// once.
+  bool volatile_index_lazy = false;
+  /// Every TTL command that reaches an existing listpack hash converts it, whatever it changes:
+  /// HEXPIRE* (also when every field answers -2 or 0, or a past time deletes), HSETEX with a time
+  /// option (also past), HGETEX with any option (also PERSIST, also on missing fields) -- Redis
+  /// (listpackex; live 8.0.6, not on HSETEX KEEPTTL or a failed FNX/FXX). Valkey converts only
+  /// when a future deadline is set (live 9.1.2).
+  bool ttl_attempt_converts = false;
+  /// Key-level EXPIRE/PEXPIRE(AT) with a past time deletes the key with this event: `expired`
+  /// (class x, expired_keys + 1: live 9.1.2) or `del` (class g: live 8.0.6).
+  std::string key_past_expire_event = "del";
+
+  // ---- observability (redis-hfe.md §7-§9, §12) ----
   std::string info_expired_fields_stat;  ///< "expired_fields" / "expired_subkeys"
   std::string info_keyspace_volatile;    ///< "keys_with_volatile_items" / "subexpiry"
   std::string ttl_encoding;              ///< "hashtable" / "listpackex"
@@ -189,6 +207,10 @@ struct Dialect {
     d.hsetex_keepttl_keeps_expired_deadline = false;
     d.copy_skips_expired_fields = true;
     d.fields_keyword_scan_from = 1;
+    d.overwrite_expired_notifies = true;
+    d.volatile_index_lazy = false;
+    d.ttl_attempt_converts = false;
+    d.key_past_expire_event = "expired";
     d.info_expired_fields_stat = "expired_fields";
     d.info_keyspace_volatile = "keys_with_volatile_items";
     d.ttl_encoding = "hashtable";
@@ -239,6 +261,10 @@ struct Dialect {
     d.hexpire_sees_expired = true;
     d.hsetex_keepttl_keeps_expired_deadline = true;
     d.copy_skips_expired_fields = false;
+    d.overwrite_expired_notifies = false;
+    d.volatile_index_lazy = true;
+    d.ttl_attempt_converts = true;
+    d.key_past_expire_event = "del";
     d.info_expired_fields_stat = "expired_subkeys";
     d.info_keyspace_volatile = "subexpiry";
     d.ttl_encoding = "listpackex";

@@ -7,9 +7,14 @@
 //
 // Argument checking follows the dialect's Grammar: the order of checks and the texts were taken
 // from redis-hfe.md §4 [V] and valkey-hfe.md §2 [L], and completed against live servers (Valkey
-// 9.1.2, Redis 8.0.6) where the references are silent (notes/model-findings.md).
+// 9.1.2, Redis 8.0.6) where the references are silent.
+//
+// Effects (model/effects.hpp): the events of valkey-hfe.md §3-§8, §12 and redis-hfe.md §7; a
+// deadline <= now deletes the field and counts it in expired_fields; a future deadline converts
+// a listpack hash (Dialect::ttl_encoding).
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -92,6 +97,27 @@ inline Reply fields_prologue(Context& c, const std::string& numfields_err, Hash*
 
 }  // namespace detail
 
+namespace detail {
+/// Events, counters and encoding after HEXPIRE* (valkey-hfe.md §5 "Events and propagation",
+/// redis-hfe.md §7): a deleted field (code 2) gives one Dialect::past_ttl_event and
+/// expired_fields + n; otherwise a set deadline (code 1) gives one `hexpire`; -2/0 only: none.
+inline void hexpire_effects(Context& c, const std::string& key, const std::vector<long long>& codes, bool reached) {
+  long long set = 0, deleted = 0;
+  for (long long x : codes) {
+    set += x == 1;
+    deleted += x == 2;
+  }
+  if (deleted) {
+    c.ks.counters().expired_fields += deleted;
+    notify(c, c.d.past_ttl_event.c_str(), key);
+  } else if (set) {
+    notify(c, "hexpire", key);
+  }
+  if (set || deleted || (reached && c.d.ttl_attempt_converts))
+    after_hash_write(c, key, set > 0 || c.d.ttl_attempt_converts, deleted > 0);
+}
+}  // namespace detail
+
 /// HEXPIRE / HPEXPIRE / HEXPIREAT / HPEXPIREAT key time [NX|XX|GT|LT] FIELDS n field...
 /// -> array, one code per field in request order (valkey-hfe.md §5 [L], redis-hfe.md §3 [V]):
 ///   -2 no such field/key (Valkey: also a logically expired field), 0 condition failed,
@@ -171,6 +197,7 @@ inline Reply hexpire_generic(Context& c, Unit unit, bool absolute) {
     it->second.expire_ms = when;
     codes.push_back(1);
   }
+  detail::hexpire_effects(c, a[1], codes, h != nullptr);
   drop_if_emptied(c, a[1], h, before);
   return Reply::ints(codes);
 }
@@ -228,6 +255,7 @@ inline Reply hpersist(Context& c) {
   if (e.is_error()) return e;
   std::vector<long long> out;
   for (const auto& name : detail::field_list(c.argv, 2)) {
+    if (h && lazy_expire_field(c, c.argv[1], name)) h = nullptr;  // Redis (live 8.0.6)
     Field* f = h ? h->live(name, c.now) : nullptr;
     if (!f) out.push_back(-2);
     else if (!f->expire_ms) out.push_back(-1);
@@ -235,6 +263,10 @@ inline Reply hpersist(Context& c) {
       f->expire_ms.reset();
       out.push_back(1);
     }
+  }
+  if (std::count(out.begin(), out.end(), 1)) {
+    notify(c, "hpersist", c.argv[1]);
+    after_hash_write(c, c.argv[1], false);
   }
   return Reply::ints(out);
 }
@@ -250,6 +282,7 @@ inline Reply hgetdel(Context& c) {
   if (e.is_error()) return e;
   std::vector<Reply> out;
   const std::size_t before = h ? h->fields.size() : 0;
+  bool deleted = false;
   for (const auto& name : detail::field_list(c.argv, 2)) {
     if (h && lazy_expire_field(c, c.argv[1], name)) h = nullptr;
     Field* f = h ? h->live(name, c.now) : nullptr;
@@ -259,6 +292,11 @@ inline Reply hgetdel(Context& c) {
     }
     out.push_back(Reply::string(f->value));
     h->fields.erase(name);
+    deleted = true;
+  }
+  if (deleted) {
+    notify(c, "hdel", c.argv[1]);
+    after_hash_write(c, c.argv[1], false, true);
   }
   drop_if_emptied(c, c.argv[1], h, before);
   return Reply::array(std::move(out));
@@ -345,6 +383,7 @@ inline Reply hgetex(Context& c) {
   }
   std::vector<Reply> out;
   const std::size_t before = h ? h->fields.size() : 0;
+  long long deleted = 0, set = 0, persisted = 0;
   for (const auto& name : detail::field_list(a, fields_at)) {
     if (h && lazy_expire_field(c, a[1], name)) h = nullptr;
     Field* f = h ? h->live(name, c.now) : nullptr;
@@ -353,10 +392,30 @@ inline Reply hgetex(Context& c) {
       continue;
     }
     out.push_back(Reply::string(f->value));
-    if (when && *when <= c.now) h->fields.erase(name);
-    else if (when) f->expire_ms = when;
-    else if (opt.kind == detail::ExpiryOpt::persist) f->expire_ms.reset();
+    if (when && *when <= c.now) {
+      h->fields.erase(name);
+      ++deleted;
+    } else if (when) {
+      f->expire_ms = when;
+      ++set;
+    } else if (opt.kind == detail::ExpiryOpt::persist && f->expire_ms) {
+      f->expire_ms.reset();
+      ++persisted;
+    }
   }
+  // One event per call, only if a field changed (valkey-hfe.md §4 "Events", redis-hfe.md §7).
+  if (deleted) {
+    c.ks.counters().expired_fields += deleted;
+    notify(c, c.d.past_ttl_event.c_str(), a[1]);
+  } else if (set) {
+    notify(c, "hexpire", a[1]);
+  } else if (persisted) {
+    notify(c, "hpersist", a[1]);
+  }
+  const bool reached = h && opt.kind != detail::ExpiryOpt::none && c.d.ttl_attempt_converts;
+  // Redis leaves the volatile index alone here (live 8.0.6: HGETEX PXAT 1 deleting a field of
+  // a hash HPERSIST had emptied of TTLs leaves subexpiry at 1).
+  if (deleted || set || persisted || reached) after_hash_write(c, a[1], set > 0 || reached, false);
   drop_if_emptied(c, a[1], h, before);
   return Reply::array(std::move(out));
 }
@@ -469,14 +528,26 @@ inline Reply hsetex(Context& c) {
   bool wrong = false;
   Hash* h = lookup_hash(c, a[1], wrong);
   if (past) {
+    // Valkey: hset, hexpire, hexpired; Redis: hset, hdel; then del when the key is (or stays)
+    // empty, even for a key that did not exist; expired_fields + one per LISTED field, new ones
+    // included (valkey-hfe.md §3 "Notifications", "quirk"; live 9.1.2 and 8.0.6 alike). The
+    // encoding: Valkey keeps a listpack, Redis makes it listpackex (redis-hfe.md §8).
+    const std::size_t listed = (a.size() - fields_at - 2) / 2;
+    c.ks.counters().expired_fields += static_cast<int64_t>(listed);
+    notify(c, "hset", a[1]);
+    if (c.d.past_ttl_event == "hexpired") notify(c, "hexpire", a[1]);
+    notify(c, c.d.past_ttl_event.c_str(), a[1]);
     if (h) {
-      const std::size_t before = h->fields.size();
       for (std::size_t i = fields_at + 2; i < a.size(); i += 2) h->fields.erase(a[i]);
-      drop_if_emptied(c, a[1], h, before);
+      after_hash_write(c, a[1], c.d.ttl_attempt_converts, true);
+      c.ks.drop_if_empty(a[1]);
+    } else {
+      notify(c, "del", a[1], 'g');
     }
     return Reply::integer(1);
   }
   Hash& hh = h ? *h : c.ks.hash_or_create(a[1], c.now);
+  for (std::size_t i = fields_at + 2; i < a.size(); i += 2) overwrite_expired(c, a[1], hh, a[i]);
   for (std::size_t i = fields_at + 2; i < a.size(); i += 2) {
     auto it = hh.fields.find(a[i]);
     std::optional<int64_t> ttl;
@@ -487,6 +558,9 @@ inline Reply hsetex(Context& c) {
     }
     hh.fields[a[i]] = Field{a[i + 1], ttl};
   }
+  notify(c, "hset", a[1]);
+  if (when) notify(c, "hexpire", a[1]);
+  after_hash_write(c, a[1], when.has_value());
   return Reply::integer(1);
 }
 

@@ -9,6 +9,10 @@
 // field every write starts afresh (value from 0 for HINCRBY*, no TTL); only HSET's count differs
 // (dialect.hset_expired_counts_new).
 //
+// Effects (model/effects.hpp; valkey-hfe.md §9, §12, redis-hfe.md §7): writes emit their own
+// event (hset, hdel, hincrby, hincrbyfloat), `del` when a hash loses its last field, and on
+// Valkey an `hexpired` first for each logically expired field they overwrite.
+//
 // UNORDERED replies: HGETALL, HKEYS and HVALS return the server's hashtable order. The model
 // returns byte order; compare with canonical.hpp's `same_unordered()`.
 #pragma once
@@ -30,10 +34,12 @@ inline long long hset_pairs(Context& c, Hash& h) {
       ++added;
       h.fields.emplace(c.argv[i], Field{c.argv[i + 1], std::nullopt});
     } else {
-      if (it->second.expired(c.now) && c.d.hset_expired_counts_new) ++added;
+      if (overwrite_expired(c, c.argv[1], h, c.argv[i]) && c.d.hset_expired_counts_new) ++added;
       it->second = Field{c.argv[i + 1], std::nullopt};
     }
   }
+  notify(c, "hset", c.argv[1]);
+  after_hash_write(c, c.argv[1], false);
   return added;
 }
 
@@ -83,9 +89,13 @@ inline Reply hsetnx(Context& c) {
   if (c.argv.size() != 4) return c.arity();
   Entry* e = c.ks.find(c.argv[1], c.now);
   if (e && !e->is_hash()) return c.wrongtype();
+  if (e && e->hash().live(c.argv[2], c.now)) return Reply::integer(0);
+  lazy_expire_field(c, c.argv[1], c.argv[2]);  // Redis: `hexpired` first (live 8.0.6)
   Hash& h = c.ks.hash_or_create(c.argv[1], c.now);
-  if (h.live(c.argv[2], c.now)) return Reply::integer(0);
+  overwrite_expired(c, c.argv[1], h, c.argv[2]);
   h.fields[c.argv[2]] = Field{c.argv[3], std::nullopt};
+  notify(c, "hset", c.argv[1]);
+  after_hash_write(c, c.argv[1], false);
   return Reply::integer(1);
 }
 
@@ -135,6 +145,10 @@ inline Reply hdel(Context& c) {
       ++n;
     }
     h->fields.erase(it);
+  }
+  if (h->fields.size() < before) {
+    notify(c, "hdel", c.argv[1]);
+    after_hash_write(c, c.argv[1], false, true);
   }
   drop_if_emptied(c, c.argv[1], h, before);
   return Reply::integer(n);
@@ -207,6 +221,7 @@ inline Reply hincrby(Context& c) {
   Reply r;
   Hash* h = detail::hash_for_write(c, r);
   if (!h) return r;
+  if (lazy_expire_field(c, c.argv[1], c.argv[2])) h = &c.ks.hash_or_create(c.argv[1], c.now);
   long long cur = 0;
   Field* f = h->live(c.argv[2], c.now);
   if (f && !parse_ll(f->value, cur)) return Reply::error(c.d.err.hash_not_integer);
@@ -216,10 +231,14 @@ inline Reply hincrby(Context& c) {
     return Reply::error(c.d.err.incr_overflow);
   }
   const long long v = cur + incr;
-  if (f)
+  if (f) {
     f->value = std::to_string(v);
-  else
+  } else {
+    overwrite_expired(c, c.argv[1], *h, c.argv[2]);
     h->fields[c.argv[2]] = Field{std::to_string(v), std::nullopt};
+  }
+  notify(c, "hincrby", c.argv[1]);
+  after_hash_write(c, c.argv[1], false);
   return Reply::integer(v);
 }
 
@@ -235,6 +254,7 @@ inline Reply hincrbyfloat(Context& c) {
   Reply r;
   Hash* h = detail::hash_for_write(c, r);
   if (!h) return r;
+  if (lazy_expire_field(c, c.argv[1], c.argv[2])) h = &c.ks.hash_or_create(c.argv[1], c.now);
   long double cur = 0;
   Field* f = h->live(c.argv[2], c.now);
   if (f && parse_ld(f->value, cur) != FloatParse::ok) return Reply::error(c.d.err.hash_not_float);
@@ -244,10 +264,14 @@ inline Reply hincrbyfloat(Context& c) {
     return Reply::error(c.d.err.float_nan_inf);
   }
   std::string s = format_ld(v);
-  if (f)
+  if (f) {
     f->value = s;
-  else
+  } else {
+    overwrite_expired(c, c.argv[1], *h, c.argv[2]);
     h->fields[c.argv[2]] = Field{s, std::nullopt};
+  }
+  notify(c, "hincrbyfloat", c.argv[1]);
+  after_hash_write(c, c.argv[1], false);
   return Reply::string(s);
 }
 

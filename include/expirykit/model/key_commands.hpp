@@ -5,6 +5,8 @@
 // valkey-hfe.md §11 [L]). A hash whose fields are all logically expired but not reclaimed still
 // exists for EXISTS, TYPE, DEL (valkey-hfe.md §10 [L]; Redis until a read deletes them lazily).
 // Options outside the model (SET IFEQ, COPY DB, ...) throw Unmodelled.
+// Events (model/effects.hpp): del, set ($), expire, persist, rename_from, rename_to, copy_to
+// (class g unless noted), as the servers' generic commands emit them.
 #pragma once
 
 #include <optional>
@@ -19,7 +21,10 @@ inline Reply del(Context& c) {
   if (c.argv.size() < 2) return c.arity();
   long long n = 0;
   for (std::size_t i = 1; i < c.argv.size(); ++i)
-    if (c.ks.find(c.argv[i], c.now)) n += c.ks.erase(c.argv[i]);
+    if (c.ks.find(c.argv[i], c.now) && c.ks.erase(c.argv[i])) {
+      ++n;
+      notify(c, "del", c.argv[i], 'g');
+    }
   return Reply::integer(n);
 }
 
@@ -106,7 +111,9 @@ inline Reply set(Context& c) {
   std::optional<int64_t> ttl = when;
   if (keepttl && e) ttl = e->expire_ms;
   c.ks.put(a[1], Entry{a[2], ttl});
-  if (ttl && *ttl <= c.now) c.ks.erase(a[1]);
+  notify(c, "set", a[1], '$');
+  if (when) notify(c, "expire", a[1], 'g');
+  if (ttl && *ttl <= c.now) c.ks.erase(a[1]);  // events of a past EXAT/PXAT: not verified
   return get ? old : Reply::ok();
 }
 
@@ -143,10 +150,18 @@ inline Reply expire_generic(Context& c, bool seconds, bool absolute) {
   if ((nx && prev) || (xx && !prev) || (gt && (!prev || when <= *prev)) || (lt && prev && when >= *prev))
     return Reply::integer(0);
   if (when <= c.now) {
+    // Valkey 9.1.2: `expired` (class x) and expired_keys + 1; Redis 8.0.6: `del` (live).
     c.ks.erase(a[1]);
+    if (c.d.key_past_expire_event == "expired") {
+      notify(c, "expired", a[1], 'x');
+      ++c.ks.counters().expired_keys;
+    } else {
+      notify(c, "del", a[1], 'g');
+    }
     return Reply::integer(1);
   }
   e->expire_ms = when;
+  notify(c, "expire", a[1], 'g');
   return Reply::integer(1);
 }
 
@@ -162,6 +177,7 @@ inline Reply persist(Context& c) {
   Entry* e = c.ks.find(c.argv[1], c.now);
   if (!e || !e->expire_ms) return Reply::integer(0);
   e->expire_ms.reset();
+  notify(c, "persist", c.argv[1], 'g');
   return Reply::integer(1);
 }
 
@@ -188,7 +204,10 @@ inline Reply rename(Context& c) {
   if (c.argv[1] == c.argv[2]) return Reply::ok();
   Entry moved = std::move(*e);
   c.ks.erase(c.argv[1]);
+  c.ks.find(c.argv[2], c.now);  // a destination past its key TTL expires first
   c.ks.put(c.argv[2], std::move(moved));
+  notify(c, "rename_from", c.argv[1], 'g');
+  notify(c, "rename_to", c.argv[2], 'g');
   return Reply::ok();
 }
 
@@ -216,6 +235,7 @@ inline Reply copy(Context& c) {
     for (auto it = fs.begin(); it != fs.end();) it = it->second.expired(c.now) ? fs.erase(it) : std::next(it);
   }
   c.ks.put(a[2], std::move(dup));
+  notify(c, "copy_to", a[2], 'g');
   return Reply::integer(1);
 }
 

@@ -29,6 +29,8 @@
 #include <variant>
 #include <vector>
 
+#include <expirykit/model/effects.hpp>
+
 namespace expirykit::model {
 
 /// True when an absolute deadline (Unix ms) has passed at `now_ms` (strictly earlier).
@@ -48,6 +50,13 @@ struct Field {
 /// deterministic; servers return hashtable order (see canonical.hpp for comparing).
 struct Hash {
   std::map<std::string, Field> fields;
+  /// OBJECT ENCODING as the model predicts it (effects.hpp). Not part of equality: two hashes
+  /// with the same fields are the same data.
+  Encoding encoding = Encoding::listpack;
+  /// Registered in the server's index of hashes with volatile fields (what INFO keyspace counts
+  /// as keys_with_volatile_items / subexpiry). Maintained by the commands (context.hpp
+  /// `after_hash_write`); not part of equality.
+  bool volatile_indexed = false;
 
   /// The field if present and not logically expired at now_ms, else nullptr.
   const Field* live(const std::string& name, int64_t now_ms) const {
@@ -75,7 +84,7 @@ struct Hash {
       if (f.expire_ms) return true;
     return false;
   }
-  friend bool operator==(const Hash&, const Hash&) = default;
+  friend bool operator==(const Hash& a, const Hash& b) { return a.fields == b.fields; }
 };
 
 /// One key: a string or a hash, plus an optional key-level TTL (absolute Unix ms).
@@ -100,11 +109,14 @@ class Keyspace {
   using Map = std::map<std::string, Entry>;
 
   /// The entry for `key` as commands see it at now_ms: nullptr if missing or if its key-level
-  /// TTL has passed (the key is then erased: key-level lazy expiry, both servers).
+  /// TTL has passed (the key is then erased with an `expired` event and expired_keys + 1:
+  /// key-level lazy expiry, both servers).
   Entry* find(const std::string& key, int64_t now_ms) {
     auto it = keys_.find(key);
     if (it == keys_.end()) return nullptr;
     if (it->second.expire_ms && deadline_passed(*it->second.expire_ms, now_ms)) {
+      notify("expired", key, 'x');
+      ++counters_.expired_keys;
       keys_.erase(it);
       return nullptr;
     }
@@ -139,40 +151,51 @@ class Keyspace {
     return put(key, Entry{Hash{}, std::nullopt}).hash();
   }
   /// Erases `key` if it holds a hash with no stored field ("an emptied hash disappears",
-  /// valkey-hfe.md §3, redis-hfe.md §3). Returns true if erased.
+  /// valkey-hfe.md §3, redis-hfe.md §3), with a `del` event. Returns true if erased.
   bool drop_if_empty(const std::string& key) {
     auto it = keys_.find(key);
     if (it != keys_.end() && it->second.is_hash() && it->second.hash().fields.empty()) {
+      notify("del", key, 'g');
       keys_.erase(it);
       return true;
     }
     return false;
   }
 
-  /// Active expiry fully done at now_ms: every key past its key TTL is erased; every logically
-  /// expired field is removed; a hash that lost its last field this way is erased (valkey-hfe.md
-  /// §11 "When the last field expires", redis-hfe.md §6). A hash that was already empty (Valkey's
-  /// COPY of an all-expired hash, see dialect.hpp) is left alone. Returns the number of fields
-  /// removed (what INFO expired_fields / expired_subkeys grows by, keys' own expiry aside).
-  std::size_t reclaim(int64_t now_ms) {
+  /// Active expiry fully done at now_ms: every key past its key TTL is erased (`expired`,
+  /// expired_keys + 1); every logically expired field is removed (one `hexpired` per key, class
+  /// `field_class`: Dialect::hexpired_class; expired_fields + 1 per field); a hash that lost its
+  /// last field this way is erased (`del`; expired_keys unchanged: valkey-hfe.md §11 "When the
+  /// last field expires", redis-hfe.md §6). A hash that was already empty (Valkey's COPY of an
+  /// all-expired hash, see dialect.hpp) is left alone. Returns the number of fields removed.
+  /// The order of events between keys is the server's (not modelled): compare per key.
+  std::size_t reclaim(int64_t now_ms, char field_class = 'x') {
     std::size_t removed = 0;
     for (auto it = keys_.begin(); it != keys_.end();) {
       Entry& e = it->second;
       if (e.expire_ms && deadline_passed(*e.expire_ms, now_ms)) {
+        notify("expired", it->first, 'x');
+        ++counters_.expired_keys;
         it = keys_.erase(it);
         continue;
       }
       if (e.is_hash() && !e.hash().fields.empty()) {
         auto& fs = e.hash().fields;
+        std::size_t here = 0;
         for (auto f = fs.begin(); f != fs.end();) {
           if (f->second.expired(now_ms)) {
             f = fs.erase(f);
-            ++removed;
+            ++here;
           } else {
             ++f;
           }
         }
+        removed += here;
+        counters_.expired_fields += static_cast<int64_t>(here);
+        if (here) notify("hexpired", it->first, field_class);
+        if (!e.hash().has_volatile()) e.hash().volatile_indexed = false;
         if (fs.empty()) {
+          notify("del", it->first, 'g');
           it = keys_.erase(it);
           continue;
         }
@@ -192,6 +215,8 @@ class Keyspace {
     Keyspace out = *this;
     out.reclaim(now_ms);
     for (const auto& k : key_names()) out.drop_if_empty(k);
+    out.events_.clear();
+    out.counters_ = Counters{};
     return out;
   }
 
@@ -211,8 +236,39 @@ class Keyspace {
   }
   const Map& entries() const { return keys_; }
   std::size_t size() const { return keys_.size(); }
+  /// Empties the keyspace (FLUSHALL); counters, limits and pending events are kept.
   void clear() { keys_.clear(); }
-  friend bool operator==(const Keyspace&, const Keyspace&) = default;
+  /// Same data (keys, values, deadlines); events, counters and encodings aside.
+  friend bool operator==(const Keyspace& a, const Keyspace& b) { return a.keys_ == b.keys_; }
+
+  // ---- effects (effects.hpp) ----
+  /// Records a keyspace notification.
+  void notify(std::string name, std::string key, char cls) {
+    events_.push_back(Event{std::move(name), std::move(key), cls});
+  }
+  /// The events recorded since the last call, in order; clears them.
+  std::vector<Event> take_events() {
+    std::vector<Event> out;
+    out.swap(events_);
+    return out;
+  }
+  const std::vector<Event>& pending_events() const { return events_; }
+  Counters& counters() { return counters_; }
+  const Counters& counters() const { return counters_; }
+  ListpackLimits& limits() { return limits_; }
+  const ListpackLimits& limits() const { return limits_; }
+  /// Keys with a key TTL (INFO keyspace `expires`), at now_ms.
+  std::size_t keys_with_ttl() const {
+    std::size_t n = 0;
+    for (const auto& [k, e] : keys_) n += e.expire_ms.has_value();
+    return n;
+  }
+  /// Hashes in the volatile-field index (INFO keyspace keys_with_volatile_items / subexpiry).
+  std::size_t volatile_indexed() const {
+    std::size_t n = 0;
+    for (const auto& [k, e] : keys_) n += e.is_hash() && e.hash().volatile_indexed;
+    return n;
+  }
 
   /// Human-readable dump of one key for failure messages, e.g.
   /// `h: hash {a="1" (expires 1700000000123, in 999 ms), b="2" (expired 5 ms ago)}`.
@@ -246,6 +302,9 @@ class Keyspace {
 
  private:
   Map keys_;
+  std::vector<Event> events_;
+  Counters counters_;
+  ListpackLimits limits_;
 };
 
 }  // namespace expirykit::model

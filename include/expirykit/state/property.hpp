@@ -116,9 +116,21 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
   return res;
 }
 
+/// notify-keyspace-events values a property draws from when the twin observes events: every
+/// class on both channel families most of the time, and single classes on one family so that a
+/// class assignment (effects.hpp) is checked too.
+inline const std::vector<std::string>& event_flag_choices() {
+  static const std::vector<std::string> v = {"KEA", "KEA", "KEA", "Kh", "Eh", "Kx", "Eg", "K$g", "Exg"};
+  return v;
+}
+
+/// The main property: gen::sequence on the twin, replies, state (values, deadlines, encodings)
+/// and, when the twin observes them (Twin::observe_events / observe_counters), the events of
+/// every command and the INFO counters after each sequence.
 inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
   const model::Dialect d = twin.dialect();
   return check_cases("model and " + d.name + " agree on random sequences", budget, [&] {
+    if (twin.observing_events()) twin.set_event_flags(*rc::gen::elementOf(event_flag_choices()));
     const auto cmds = *gen::sequence(d, budget.max_len);
     return run_sequence(twin, cmds);
   });

@@ -50,6 +50,8 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
   twin.client()("FLUSHALL", "SYNC");
   twin.model().clear();
   twin.clear_history();
+  twin.compare_background_events();              // forget what came before this sequence
+  if (twin.observing_counters()) twin.observe_counters();  // counters from here
   const std::size_t first = 0;
   std::string failure;
   std::set<std::string> involved;
@@ -64,11 +66,16 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
     }
   }
   std::vector<std::string> diffs;
-  if (failure.empty() && opt.full_state_check) diffs = twin.compare_state();
+  if (failure.empty() && opt.full_state_check) {
+    diffs = twin.compare_state();
+    for (auto& d : twin.compare_counters()) diffs.push_back(d);
+  }
   if (failure.empty() && diffs.empty()) return res;
   res.ok = false;
   std::ostringstream os;
-  os << "dialect " << twin.dialect().name << "\n" << failure;
+  os << "dialect " << twin.dialect().name << "\n";
+  if (twin.observing_events()) os << "CONFIG SET notify-keyspace-events " << twin.event_flags() << "\n";
+  os << failure;
   if (!diffs.empty()) {
     os << "state differs after the last command:\n";
     for (auto& d : diffs) os << "  " << d << "\n";
@@ -80,6 +87,8 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
     os << resp::cli_line(s.argv) << "\n#   server: " << Twin::oneline(s.server) << "\n#   model:  "
        << (s.unmodelled.empty() ? Twin::oneline(s.model) : "(unmodelled: " + s.unmodelled + ")")
        << (s.ok ? "" : "   <-- MISMATCH") << "\n";
+    if (s.server_events && !s.events_diff.empty())
+      os << "#   events: " << s.events_diff << "\n";
   }
   const int64_t now = h.empty() ? 0 : h.back().after_ms;
   os << "model state of the keys involved (at server time " << now << "):\n";

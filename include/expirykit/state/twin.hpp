@@ -20,6 +20,12 @@
 // Everything else must be equal, except the unordered replies of HGETALL/HKEYS/HVALS which
 // are compared as sets (model/canonical.hpp). A test that wants determinism keeps every
 // deadline far (much more than the tolerance) from "now": then no reply depends on the window.
+//
+// Beyond replies (model/effects.hpp), opt in per twin:
+//   twin.observe_events();      // keyspace notifications of every command, both channel families
+//   twin.observe_counters();    // INFO counters from here on: compare_counters()
+// and compare_state() also checks OBJECT ENCODING of every hash (Options::check_encoding), with the
+// listpack limits read from the server (CONFIG GET) when the twin is made.
 #pragma once
 
 #include <algorithm>
@@ -28,6 +34,7 @@
 #include <cstdlib>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -36,6 +43,8 @@
 #include <vector>
 
 #include <expirykit/model/model.hpp>
+#include <expirykit/observe/counters.hpp>
+#include <expirykit/observe/keyspace_events.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/clock.hpp>
 
@@ -87,7 +96,10 @@ struct Step {
   Reply model;              ///< meaningless when `unmodelled` is set
   std::string unmodelled;   ///< the reason, if the model does not cover this command
   int64_t before_ms = 0, after_ms = 0;
-  bool ok = false;          ///< replies match (false when unmodelled)
+  bool ok = false;          ///< replies match, and events when observed (false when unmodelled)
+  std::vector<model::Event> model_events;          ///< what the model says the command emitted
+  std::optional<observe::Observed> server_events;  ///< what the subscriber saw (observe_events)
+  std::string events_diff;                         ///< "" when the events agree
 
   /// Multi-line report: the command as a valkey-cli line, both replies.
   std::string describe() const {
@@ -95,6 +107,11 @@ struct Step {
     os << resp::cli_line(argv) << "\n  server: " << indent(server.to_string())
        << "\n  model:  " << (unmodelled.empty() ? indent(model.to_string()) : "(unmodelled: " + unmodelled + ")")
        << "\n  at server time [" << before_ms << ", " << after_ms << "] ms";
+    if (server_events) {
+      os << "\n  events: server " << model::to_string(server_events->keyevent) << ", model "
+         << model::to_string(model_events);
+      if (!events_diff.empty()) os << "\n  EVENTS DIFFER: " << events_diff;
+    }
     return os.str();
   }
   static std::string indent(const std::string& s) {
@@ -112,13 +129,84 @@ class Twin {
   struct Options {
     /// Allowed difference on clock-dependent replies and on deadlines set relative to now.
     int64_t time_tolerance_ms = 1500;
+    /// compare_state() compares OBJECT ENCODING of every hash with the model's prediction (when
+    /// the listpack limits could be read with CONFIG GET).
+    bool check_encoding = true;
     /// Test hook for the harness itself: applied to every model reply before comparing
     /// (e.g. to plant a model bug and check that it is caught and shrunk). Empty: none.
     std::function<void(const Argv&, Reply&)> mutate_model_reply;
+    /// Test hook: applied to the model's events of every command before comparing.
+    std::function<void(const Argv&, std::vector<model::Event>&)> mutate_model_events;
   };
 
   Twin(resp::Client& c, model::Dialect d) : Twin(c, std::move(d), Options{}) {}
-  Twin(resp::Client& c, model::Dialect d, Options o) : c_(c), d_(std::move(d)), opt_(o) {}
+  Twin(resp::Client& c, model::Dialect d, Options o) : c_(c), d_(std::move(d)), opt_(o) { read_limits(); }
+
+  /// From now on every run() also checks the keyspace notifications the command emitted,
+  /// under notify-keyspace-events `flags` (set now, restored when the twin goes). A mismatch
+  /// makes the step fail. Throws like observe::KeyspaceEvents.
+  void observe_events(const std::string& flags = "KEA") {
+    events_.reset();
+    observe::KeyspaceEvents::Options o;
+    o.flags = flags;
+    events_ = std::make_unique<observe::KeyspaceEvents>(c_, o);
+    ks_.take_events();
+  }
+  bool observing_events() const { return events_ != nullptr; }
+  /// Changes the notify-keyspace-events flags of an observing twin (e.g. one class only, to
+  /// check classes: effects.hpp). No-op when not observing.
+  void set_event_flags(const std::string& flags) {
+    if (events_) events_->set_flags(c_, flags);
+  }
+  bool observing_counters() const { return counter_base_.has_value(); }
+  const std::string& event_flags() const {
+    static const std::string none;
+    return events_ ? events_->flags() : none;
+  }
+
+  /// From now on the model's counters are compared with INFO (compare_counters()). Reads the
+  /// server's stats as the base the model's counts are added to.
+  void observe_counters() {
+    counter_base_ = observe::Counters::read(c_, d_);
+    ks_.counters() = model::Counters{};
+  }
+  /// INFO counters vs the model (observe/counters.hpp); one line per difference. Empty if
+  /// observe_counters() was not called.
+  std::vector<std::string> compare_counters() {
+    if (!counter_base_) return {};
+    return observe::compare(observe::Counters::read(c_, d_), observe::Counters::of_model(ks_, *counter_base_), d_);
+  }
+
+  /// Events that arrived outside any command (active expiry, lazy expiry by read-backs) since
+  /// the last call, with the model's own (reclaim_model()), compared per key as multisets (the
+  /// order of active expiry between keys is the server's). Returns one line per difference;
+  /// empty when not observing.
+  std::vector<std::string> compare_background_events() {
+    if (!events_) return {};
+    const std::string token = "bg" + std::to_string(++marker_seq_);
+    c_.call(events_->marker(token));
+    const auto seen = events_->read_until(token);
+    stray_.insert(stray_.end(), seen.keyevent.begin(), seen.keyevent.end());
+    auto model_bg = ks_.take_events();
+    background_model_.insert(background_model_.end(), model_bg.begin(), model_bg.end());
+    auto want = observe::deliverable(background_model_, events_->flags());
+    auto got = stray_;
+    stray_.clear();
+    background_model_.clear();
+    auto key = [](const model::Event& e) { return e.key + '\0' + e.name; };
+    std::map<std::string, int> diff;
+    for (const auto& e : got) ++diff[key(e)];
+    for (const auto& e : want) --diff[key(e)];
+    std::vector<std::string> out;
+    for (const auto& [k, n] : diff)
+      if (n) {
+        const auto z = k.find('\0');
+        const model::Event e{k.substr(z + 1), k.substr(0, z), '?'};
+        out.push_back("background event " + e.to_string() + (n > 0 ? ": server sent it " : ": model expects it ") +
+                      std::to_string(n > 0 ? n : -n) + " more time(s)");
+      }
+    return out;
+  }
 
   resp::Client& client() { return c_; }
   model::Keyspace& model() { return ks_; }
@@ -132,18 +220,37 @@ class Twin {
 
   /// Runs `argv` on the server (between two TIMEs) and on the model; records the step.
   Step run(const Argv& argv) {
-    auto r = c_.pipeline({{"TIME"}, argv, {"TIME"}});
     Step s;
     s.argv = argv;
-    s.before_ms = time_ms(r[0]);
-    s.server = r[1];
-    s.after_ms = time_ms(r[2]);
+    if (events_) {
+      const std::string n = std::to_string(++marker_seq_);
+      auto r = c_.pipeline({events_->marker("b" + n), {"TIME"}, argv, {"TIME"}, events_->marker("e" + n)});
+      s.before_ms = time_ms(r[1]);
+      s.server = r[2];
+      s.after_ms = time_ms(r[3]);
+      const auto before = events_->read_until("b" + n);
+      stray_.insert(stray_.end(), before.keyevent.begin(), before.keyevent.end());
+      s.server_events = events_->read_until("e" + n);
+    } else {
+      auto r = c_.pipeline({{"TIME"}, argv, {"TIME"}});
+      s.before_ms = time_ms(r[0]);
+      s.server = r[1];
+      s.after_ms = time_ms(r[2]);
+    }
     const std::string key = argv.size() > 1 ? argv[1] : std::string();
     const auto deadlines_before = deadlines(key);
+    auto pending = ks_.take_events();
+    background_model_.insert(background_model_.end(), pending.begin(), pending.end());
     try {
       s.model = model::apply(ks_, d_, argv, s.before_ms);
+      s.model_events = ks_.take_events();
       if (opt_.mutate_model_reply) opt_.mutate_model_reply(argv, s.model);
+      if (opt_.mutate_model_events) opt_.mutate_model_events(argv, s.model_events);
       s.ok = replies_match(argv, s.model, s.server, opt_.time_tolerance_ms);
+      if (s.server_events) {
+        s.events_diff = observe::compare_events(s.model_events, *s.server_events, events_->flags());
+        s.ok = s.ok && s.events_diff.empty();
+      }
       if (s.ok && !key.empty()) adopt_server_deadlines(key, deadlines_before, s);
     } catch (const model::Unmodelled& u) {
       s.unmodelled = u.what();
@@ -171,7 +278,12 @@ class Twin {
   Reply set_active_expire(bool on) { return c_("DEBUG", "SET-ACTIVE-EXPIRE", on ? "1" : "0"); }
 
   /// Model: active expiry fully done at the server's current time.
-  std::size_t reclaim_model() { return ks_.reclaim(server_time()); }
+  /// Its events (hexpired, del, expired) are compared by compare_background_events().
+  std::size_t reclaim_model() {
+    auto pending = ks_.take_events();
+    background_model_.insert(background_model_.end(), pending.begin(), pending.end());
+    return ks_.reclaim(server_time(), d_.hexpired_class);
+  }
 
   /// Full-state comparison of every key either side knows: type, string value, hash fields and
   /// values (live ones, as HGETALL shows them), HLEN (stored fields, expired included), each
@@ -226,6 +338,11 @@ class Twin {
       const Reply all_fields = c_.call(getall);
       if (!model::same_reply(getall, Reply::array(pairs), all_fields))
         diffs.push_back(key + ": HGETALL server " + oneline(all_fields) + ", model " + oneline(Reply::array(pairs)));
+      if (opt_.check_encoding && limits_read_) {
+        const Reply enc = c_("OBJECT", "ENCODING", key);
+        if (!enc.is_string() || enc.str() != model::to_string(h.encoding))
+          diffs.push_back(key + ": OBJECT ENCODING server " + enc.to_string() + ", model " + model::to_string(h.encoding));
+      }
       if (!h.fields.empty()) {
         const Reply t = c_.call(times);
         if (!replies_match(times, Reply::ints(expected), t, tol))
@@ -301,11 +418,32 @@ class Twin {
     }
   }
 
+  /// Listpack limits from CONFIG GET into the model; encoding checks stay off if refused.
+  void read_limits() {
+    try {
+      const Reply e = c_("CONFIG", "GET", "hash-max-listpack-entries");
+      const Reply v = c_("CONFIG", "GET", "hash-max-listpack-value");
+      if (e.is_array() && e.size() == 2 && v.is_array() && v.size() == 2) {
+        ks_.limits().entries = std::stoull(e[1].str());
+        ks_.limits().value = std::stoull(v[1].str());
+        limits_read_ = true;
+      }
+    } catch (const std::exception&) {
+      limits_read_ = false;
+    }
+  }
+
   resp::Client& c_;
   model::Dialect d_;
   Options opt_;
   model::Keyspace ks_;
   std::vector<Step> history_;
+  bool limits_read_ = false;
+  std::unique_ptr<observe::KeyspaceEvents> events_;
+  uint64_t marker_seq_ = 0;
+  std::vector<model::Event> stray_;             ///< server events outside commands, not yet compared
+  std::vector<model::Event> background_model_;  ///< model events outside run(), not yet compared
+  std::optional<observe::Counters> counter_base_;
 };
 
 }  // namespace expirykit::state
