@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <expirykit/model/dialect.hpp>
 #include <expirykit/model/keyspace.hpp>
@@ -35,6 +36,14 @@ struct Context {
   const Dialect& d;
   const Argv& argv;
   int64_t now;
+  /// Deadlines of volatile fields this command deleted (HDEL, HGETDEL, a past deadline): see
+  /// after_hash_write.
+  std::vector<int64_t> removed_deadlines = {};
+
+  /// Records that the command deletes `f` (before erasing it).
+  void note_removed(const Field& f) {
+    if (f.expire_ms) removed_deadlines.push_back(*f.expire_ms);
+  }
 
   std::string cmd_lower() const {
     std::string s = argv.empty() ? std::string() : argv[0];
@@ -158,15 +167,19 @@ inline void notify(Context& c, const char* name, const std::string& key, char cl
 }
 
 /// After a write to the hash at `key`: the encoding the server would now report and its entry in
-/// the volatile-field index. `ttl_set`: the command gave at least one field a deadline, or
-/// (Redis) tried to in a way that converts (see the callers). `deleted`: the command deleted
-/// fields (HDEL, HGETDEL, a past deadline): Redis rechecks the index then, while other writes
-/// leave a hash without volatile fields in it (dialect.volatile_index_lazy; live 8.0.6:
-/// HPERSIST, HSET over the only TTL field and lazy deletion leave subexpiry at 1, HDEL and
-/// HEXPIRE 0 lower it). Encoding rules: effects.hpp; a hash past hash-max-listpack-entries
+/// the volatile-field index (Hash::index_min). `ttl_set`: the command gave at least one field a
+/// deadline, or (Redis) tried to in a way that converts (see the callers). `deleted`: the
+/// command deleted fields it noted with Context::note_removed (HDEL, HGETDEL, a past deadline):
+/// `ttl_written`: the command set a future deadline. Redis registers the hash under its
+/// earliest deadline when a command sets deadlines, and looks again after a deletion only when
+/// a deleted field held the registered deadline; other writes leave the registration as it was
+/// (dialect.volatile_index_lazy; live 8.0.6: HPERSIST, HSET over the only TTL field and lazy
+/// deletion leave subexpiry at 1; HDEL, HGETDEL, HGETEX PXAT 1 and HEXPIRE 0 of the registered
+/// field lower it, HDEL of another field does not). Valkey keeps the index exact. Encoding rules: effects.hpp; a hash past hash-max-listpack-entries
 /// fields, or with a field name or value longer than hash-max-listpack-value bytes, is a
 /// hashtable (both servers, live 9.1.2 / 8.0.6).
-inline void after_hash_write(Context& c, const std::string& key, bool ttl_set, bool deleted = false) {
+inline void after_hash_write(Context& c, const std::string& key, bool ttl_set, bool deleted = false,
+                             bool ttl_written = false) {
   Entry* e = c.ks.raw(key);
   if (!e || !e->is_hash()) return;
   Hash& h = e->hash();
@@ -178,8 +191,15 @@ inline void after_hash_write(Context& c, const std::string& key, bool ttl_set, b
     for (const auto& [name, f] : h.fields) big = big || name.size() > lim.value || f.value.size() > lim.value;
     if (big) h.encoding = Encoding::hashtable;
   }
-  if (h.has_volatile()) h.volatile_indexed = true;
-  else if (!c.d.volatile_index_lazy || deleted) h.volatile_indexed = false;
+  const std::optional<int64_t> m = h.min_deadline();
+  if (!c.d.volatile_index_lazy) {
+    h.index_min = m;
+    return;
+  }
+  bool recheck = false;
+  if (deleted && h.index_min)
+    for (int64_t t : c.removed_deadlines) recheck = recheck || t == *h.index_min;
+  if (recheck || ttl_written) h.index_min = m;
 }
 
 /// Redis lazy expiry on access (dialect.lazy_delete_on_read): removes `field` from the hash at

@@ -114,7 +114,7 @@ inline void hexpire_effects(Context& c, const std::string& key, const std::vecto
     notify(c, "hexpire", key);
   }
   if (set || deleted || (reached && c.d.ttl_attempt_converts))
-    after_hash_write(c, key, set > 0 || c.d.ttl_attempt_converts, deleted > 0);
+    after_hash_write(c, key, set > 0 || c.d.ttl_attempt_converts, deleted > 0, set > 0);
 }
 }  // namespace detail
 
@@ -190,6 +190,7 @@ inline Reply hexpire_generic(Context& c, Unit unit, bool absolute) {
       continue;
     }
     if (when <= c.now) {
+      c.note_removed(it->second);
       h->fields.erase(it);
       codes.push_back(2);
       continue;
@@ -291,6 +292,7 @@ inline Reply hgetdel(Context& c) {
       continue;
     }
     out.push_back(Reply::string(f->value));
+    c.note_removed(*f);
     h->fields.erase(name);
     deleted = true;
   }
@@ -393,6 +395,7 @@ inline Reply hgetex(Context& c) {
     }
     out.push_back(Reply::string(f->value));
     if (when && *when <= c.now) {
+      c.note_removed(*f);
       h->fields.erase(name);
       ++deleted;
     } else if (when) {
@@ -413,9 +416,7 @@ inline Reply hgetex(Context& c) {
     notify(c, "hpersist", a[1]);
   }
   const bool reached = h && opt.kind != detail::ExpiryOpt::none && c.d.ttl_attempt_converts;
-  // Redis leaves the volatile index alone here (live 8.0.6: HGETEX PXAT 1 deleting a field of
-  // a hash HPERSIST had emptied of TTLs leaves subexpiry at 1).
-  if (deleted || set || persisted || reached) after_hash_write(c, a[1], set > 0 || reached, false);
+  if (deleted || set || persisted || reached) after_hash_write(c, a[1], set > 0 || reached, deleted > 0, set > 0);
   drop_if_emptied(c, a[1], h, before);
   return Reply::array(std::move(out));
 }
@@ -538,7 +539,15 @@ inline Reply hsetex(Context& c) {
     if (c.d.past_ttl_event == "hexpired") notify(c, "hexpire", a[1]);
     notify(c, c.d.past_ttl_event.c_str(), a[1]);
     if (h) {
-      for (std::size_t i = fields_at + 2; i < a.size(); i += 2) h->fields.erase(a[i]);
+      bool long_arg = false;  // argument lengths are checked before the time (live 8.0.6)
+      for (std::size_t i = fields_at + 2; i < a.size(); ++i) long_arg = long_arg || a[i].size() > c.ks.limits().value;
+      for (std::size_t i = fields_at + 2; i < a.size(); i += 2) {
+        auto it = h->fields.find(a[i]);
+        if (it == h->fields.end()) continue;
+        c.note_removed(it->second);
+        h->fields.erase(it);
+      }
+      if (long_arg) h->encoding = Encoding::hashtable;
       after_hash_write(c, a[1], c.d.ttl_attempt_converts, true);
       c.ks.drop_if_empty(a[1]);
     } else {
@@ -560,7 +569,7 @@ inline Reply hsetex(Context& c) {
   }
   notify(c, "hset", a[1]);
   if (when) notify(c, "hexpire", a[1]);
-  after_hash_write(c, a[1], when.has_value());
+  after_hash_write(c, a[1], when.has_value(), false, when.has_value());
   return Reply::integer(1);
 }
 

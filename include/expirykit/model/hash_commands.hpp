@@ -144,6 +144,7 @@ inline Reply hdel(Context& c) {
     } else {
       ++n;
     }
+    c.note_removed(it->second);
     h->fields.erase(it);
   }
   if (h->fields.size() < before) {

@@ -235,6 +235,7 @@ inline Reply copy(Context& c) {
     for (auto it = fs.begin(); it != fs.end();) it = it->second.expired(c.now) ? fs.erase(it) : std::next(it);
   }
   c.ks.put(a[2], std::move(dup));
+  after_hash_write(c, a[2], false);  // Valkey: the copy's index entry is exact
   notify(c, "copy_to", a[2], 'g');
   return Reply::integer(1);
 }

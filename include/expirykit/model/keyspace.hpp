@@ -53,10 +53,20 @@ struct Hash {
   /// OBJECT ENCODING as the model predicts it (effects.hpp). Not part of equality: two hashes
   /// with the same fields are the same data.
   Encoding encoding = Encoding::listpack;
-  /// Registered in the server's index of hashes with volatile fields (what INFO keyspace counts
-  /// as keys_with_volatile_items / subexpiry). Maintained by the commands (context.hpp
-  /// `after_hash_write`); not part of equality.
-  bool volatile_indexed = false;
+  /// The deadline under which the hash is registered in the server's index of hashes with
+  /// volatile fields (INFO keyspace keys_with_volatile_items / subexpiry count the registered
+  /// hashes); nullopt: not registered. Valkey keeps it exact (the earliest field deadline);
+  /// Redis registers the earliest deadline it has seen and only looks again when a field holding
+  /// that deadline is deleted or the deadline passes (context.hpp `after_hash_write`). Not part
+  /// of equality.
+  std::optional<int64_t> index_min;
+  /// The earliest field deadline, expired fields included; nullopt without volatile fields.
+  std::optional<int64_t> min_deadline() const {
+    std::optional<int64_t> m;
+    for (const auto& [k, f] : fields)
+      if (f.expire_ms && (!m || *f.expire_ms < *m)) m = f.expire_ms;
+    return m;
+  }
 
   /// The field if present and not logically expired at now_ms, else nullptr.
   const Field* live(const std::string& name, int64_t now_ms) const {
@@ -193,7 +203,8 @@ class Keyspace {
         removed += here;
         counters_.expired_fields += static_cast<int64_t>(here);
         if (here) notify("hexpired", it->first, field_class);
-        if (!e.hash().has_volatile()) e.hash().volatile_indexed = false;
+        auto& idx = e.hash().index_min;
+        if (here || (idx && deadline_passed(*idx, now_ms))) idx = e.hash().min_deadline();
         if (fs.empty()) {
           notify("del", it->first, 'g');
           it = keys_.erase(it);
@@ -266,7 +277,7 @@ class Keyspace {
   /// Hashes in the volatile-field index (INFO keyspace keys_with_volatile_items / subexpiry).
   std::size_t volatile_indexed() const {
     std::size_t n = 0;
-    for (const auto& [k, e] : keys_) n += e.is_hash() && e.hash().volatile_indexed;
+    for (const auto& [k, e] : keys_) n += e.is_hash() && e.hash().index_min.has_value();
     return n;
   }
 

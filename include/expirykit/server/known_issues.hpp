@@ -71,7 +71,8 @@ inline const std::vector<KnownIssue>& known_issues() {
        "with the key removed along with the flags, so the replica and the AOF write another key (the next argument, "
        "e.g. KEEPTTL) or reject the command, while the primary wrote the named key; with no expiry option (`HSETEX nx "
        "NX FIELDS 1 b v`) the AOF gets `HSETEX FIELDS 1 b v` and can no longer be loaded (DEBUG LOADAOF refused, "
-       "log: \"wrong number of arguments for 'hsetex'\"), so a restart fails",
+       "log: \"wrong number of arguments for 'hsetex'\"), so a restart fails; its keyspace notifications name the "
+       "same wrong key",
        "# primary with one replica attached\n"
        "HSETEX FNX KEEPTTL FNX FIELDS 1 b v   # primary: 1, writes key FNX\n"
        "HSETEX nx PX 100000 FIELDS 1 a 1      # primary: 1, writes key nx\n"
@@ -80,7 +81,9 @@ inline const std::vector<KnownIssue>& known_issues() {
        "KEYS *                                # replica: KEEPTTL (b=v); no FNX, no nx\n"
        "# on a primary with appendonly yes:\n"
        "HSETEX nx NX FIELDS 1 b v             # primary: 1\n"
-       "DEBUG LOADAOF                         # ERR Error trying to load the AOF files"},
+       "DEBUG LOADAOF                         # ERR Error trying to load the AOF files\n"
+       "# with notify-keyspace-events KEA and a subscriber on __keyevent@0__:*:\n"
+       "HSETEX FNX EXAT 2000000000 FIELDS 1 b v   # events hset and hexpire for key PXAT, not FNX"},
       {"valkey-hsetex-repeated-expiry", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "HSETEX with its expiry option repeated (EX 10 EX 1000, PX twice; the primary accepts it, the last one wins) is "
        "propagated with only one of them rewritten to PXAT, so the replica rejects it (syntax error) and never writes "

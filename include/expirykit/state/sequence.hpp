@@ -58,6 +58,7 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
   for (const auto& c : cmds) {
     Step s = twin.run(c);
     ++res.steps;
+    if (!s.known_issue.empty()) res.known_issues[s.known_issue] = 1;
     for (auto& k : keys_of(c)) involved.insert(k);
     if (!s.ok && failure.empty()) {
       failure = "first mismatch at command " + std::to_string(res.steps) + " of " + std::to_string(cmds.size()) +
