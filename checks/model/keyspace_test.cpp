@@ -35,7 +35,8 @@ TEST_CASE("HGETALL/HKEYS/HVALS compare order-insensitively", "[model][canonical]
 
 TEST_CASE("Unmodelled commands are reported, never guessed", "[model][apply]") {
   Session v(Dialect::valkey_9_1());
-  CHECK_THROWS_AS(v.run("HRANDFIELD h"), expirykit::model::Unmodelled);
+  CHECK_THROWS_AS(v.run("LPUSH l a"), expirykit::model::Unmodelled);
+  CHECK_THROWS_AS(v.run("HSCAN h 7"), expirykit::model::Unmodelled);
   CHECK_THROWS_AS(v.run("SET k v IFEQ x"), expirykit::model::Unmodelled);
   Session r74(*Dialect::for_server("redis", 7, 4));
   CHECK_THROWS_AS(r74.run("HSETEX h FIELDS 1 a 1"), expirykit::model::Unmodelled);

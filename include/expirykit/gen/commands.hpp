@@ -183,10 +183,45 @@ inline rc::Gen<Argv> key_command() {
   }));
 }
 
+/// The commands around hashes: HRANDFIELD (every count form), HSCAN 0, UNLINK, DBSIZE,
+/// OBJECT ENCODING, MOVE / COPY ... DB to db 1, SWAPDB 0 1 (which brings keys back).
+inline rc::Gen<Argv> around_command() {
+  return full(rc::gen::exec([] {
+    const std::string k = *key_name();
+    switch (*rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {2, 2}, {1, 3}, {3, 4}, {2, 5}, {2, 6}, {1, 7}})) {
+      case 0: {
+        Argv a{"HRANDFIELD", k};
+        if (*rc::gen::inRange(0, 4)) {
+          a.push_back(*rc::gen::elementOf(std::vector<std::string>{"0", "1", "2", "5", "-1", "-3", "-6", "x"}));
+          if (*rc::gen::inRange(0, 2)) a.push_back(*rc::gen::weightedElement<std::string>({{9, "WITHVALUES"}, {1, "VALUES"}}));
+        }
+        return a;
+      }
+      case 1: {
+        Argv a{"HSCAN", k, "0"};
+        if (*rc::gen::inRange(0, 3) == 0) detail::append(a, {"COUNT", *rc::gen::elementOf(std::vector<std::string>{"1", "10", "0"})});
+        if (*rc::gen::inRange(0, 2)) a.push_back("NOVALUES");
+        return a;
+      }
+      case 2: return Argv{"UNLINK", k, *key_name()};
+      case 3: return Argv{"DBSIZE"};
+      case 4: return Argv{"OBJECT", "ENCODING", k};
+      case 5: return Argv{"MOVE", k, *rc::gen::weightedElement<std::string>({{9, "1"}, {1, "0"}})};
+      case 6: {
+        Argv a{"COPY", k, *key_name(), "DB", "1"};
+        if (*rc::gen::inRange(0, 2)) a.push_back("REPLACE");
+        return a;
+      }
+      default: return Argv{"SWAPDB", "0", "1"};
+    }
+  }));
+}
+
 /// One command of the whole modelled set, weighted towards field TTLs.
 inline rc::Gen<Argv> command(const model::Dialect& d) {
   std::vector<std::pair<std::size_t, rc::Gen<Argv>>> alts = {
-      {22, hexpire_command(d)}, {14, field_query_command()}, {28, hash_command()}, {10, key_command()}};
+      {22, hexpire_command(d)}, {14, field_query_command()}, {28, hash_command()}, {10, key_command()},
+      {7, around_command()}};
   if (d.has_hsetex) alts.push_back({16, hsetex_command(d)});
   if (d.has_hgetex) alts.push_back({8, hgetex_command(d)});
   if (d.has_hgetdel)

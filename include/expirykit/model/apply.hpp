@@ -12,7 +12,10 @@
 // Commands: HSET HMSET HSETNX HGET HMGET HDEL HLEN HEXISTS HGETALL* HKEYS* HVALS* HSTRLEN HINCRBY
 // HINCRBYFLOAT HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT HTTL HPTTL HEXPIRETIME HPEXPIRETIME HPERSIST
 // HSETEX HGETEX HGETDEL DEL EXISTS TYPE SET GET EXPIRE PEXPIRE EXPIREAT PEXPIREAT PERSIST TTL PTTL
-// RENAME COPY. (*) unordered replies: compare with canonical.hpp.
+// RENAME COPY (incl. DB) UNLINK DBSIZE OBJECT(ENCODING) MOVE SWAPDB, HRANDFIELD** HSCAN**.
+// (*) unordered replies, (**) replies the server chooses: compare with canonical.hpp's
+// same_reply(). Besides the reply, each command records its effects in the Keyspace (events,
+// counters, encodings: effects.hpp).
 //
 // Active expiry is not applied here: call Keyspace::reclaim(now) to model it having run fully.
 #pragma once
@@ -21,9 +24,11 @@
 #include <string>
 
 #include <expirykit/model/context.hpp>
+#include <expirykit/model/db_commands.hpp>
 #include <expirykit/model/field_ttl_commands.hpp>
 #include <expirykit/model/hash_commands.hpp>
 #include <expirykit/model/key_commands.hpp>
+#include <expirykit/model/random_read_commands.hpp>
 
 namespace expirykit::model {
 
@@ -52,6 +57,10 @@ inline const std::map<std::string, CommandFn>& command_table() {
       {"PEXPIREAT", cmd::pexpireat}, {"PERSIST", cmd::persist},
       {"TTL", cmd::ttl},             {"PTTL", cmd::pttl},
       {"RENAME", cmd::rename},       {"COPY", cmd::copy},
+      {"UNLINK", cmd::unlink},       {"DBSIZE", cmd::dbsize},
+      {"OBJECT", cmd::object},       {"MOVE", cmd::move},
+      {"SWAPDB", cmd::swapdb},       {"HRANDFIELD", cmd::hrandfield},
+      {"HSCAN", cmd::hscan},
   };
   return table;
 }

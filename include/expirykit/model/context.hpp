@@ -36,11 +36,11 @@ struct Context {
   const Dialect& d;
   const Argv& argv;
   int64_t now;
-  /// Deadlines of volatile fields this command deleted (HDEL, HGETDEL, a past deadline): see
-  /// after_hash_write.
+  /// Deadlines this command deleted (HDEL, HGETDEL, a past deadline) or replaced by another
+  /// deadline (HEXPIRE*, HSETEX/HGETEX with a time): see after_hash_write.
   std::vector<int64_t> removed_deadlines = {};
 
-  /// Records that the command deletes `f` (before erasing it).
+  /// Records that the command deletes `f` or gives it a new deadline (before doing so).
   void note_removed(const Field& f) {
     if (f.expire_ms) removed_deadlines.push_back(*f.expire_ms);
   }
@@ -170,12 +170,13 @@ inline void notify(Context& c, const char* name, const std::string& key, char cl
 /// the volatile-field index (Hash::index_min). `ttl_set`: the command gave at least one field a
 /// deadline, or (Redis) tried to in a way that converts (see the callers). `deleted`: the
 /// command deleted fields it noted with Context::note_removed (HDEL, HGETDEL, a past deadline):
-/// `ttl_written`: the command set a future deadline. Redis registers the hash under its
-/// earliest deadline when a command sets deadlines, and looks again after a deletion only when
-/// a deleted field held the registered deadline; other writes leave the registration as it was
-/// (dialect.volatile_index_lazy; live 8.0.6: HPERSIST, HSET over the only TTL field and lazy
-/// deletion leave subexpiry at 1; HDEL, HGETDEL, HGETEX PXAT 1 and HEXPIRE 0 of the registered
-/// field lower it, HDEL of another field does not). Valkey keeps the index exact. Encoding rules: effects.hpp; a hash past hash-max-listpack-entries
+/// Redis registers a hash under the earliest deadline it was given and moves the registration
+/// only when a deadline below it is set, or when a field holding the registered deadline is
+/// deleted or given another deadline (noted with Context::note_removed); HPERSIST, HSET over a
+/// volatile field and lazy deletion leave it as it was (dialect.volatile_index_lazy; live 8.0.6,
+/// found by the property: subexpiry stays 1 after HPERSIST or after HDEL of a field without the
+/// registered deadline, drops after HDEL/HGETDEL/HGETEX PXAT 1/HEXPIRE 0 of the field holding
+/// it). Valkey keeps the index exact. `deleted` / `ttl_written`: kept for the callers' clarity. Encoding rules: effects.hpp; a hash past hash-max-listpack-entries
 /// fields, or with a field name or value longer than hash-max-listpack-value bytes, is a
 /// hashtable (both servers, live 9.1.2 / 8.0.6).
 inline void after_hash_write(Context& c, const std::string& key, bool ttl_set, bool deleted = false,
@@ -196,10 +197,13 @@ inline void after_hash_write(Context& c, const std::string& key, bool ttl_set, b
     h.index_min = m;
     return;
   }
+  (void)deleted;
+  (void)ttl_written;
   bool recheck = false;
-  if (deleted && h.index_min)
+  if (h.index_min)
     for (int64_t t : c.removed_deadlines) recheck = recheck || t == *h.index_min;
-  if (recheck || ttl_written) h.index_min = m;
+  if (recheck) h.index_min = m;
+  else if (m && (!h.index_min || *m < *h.index_min)) h.index_min = m;
 }
 
 /// Redis lazy expiry on access (dialect.lazy_delete_on_read): removes `field` from the hash at

@@ -33,6 +33,7 @@ struct Event {
   std::string name;
   std::string key;
   char cls = 'g';
+  int db = 0;  ///< the database whose channels carry it (MOVE/COPY ... DB notify the target db)
   friend bool operator==(const Event&, const Event&) = default;
   /// "hexpired@h" (the key quoted when not plain), for messages.
   std::string to_string() const {
@@ -52,7 +53,7 @@ struct Event {
       }
       k += "\"";
     }
-    return name + "@" + k;
+    return name + "@" + k + (db ? " (db " + std::to_string(db) + ")" : "");
   }
 };
 

@@ -195,6 +195,7 @@ inline Reply hexpire_generic(Context& c, Unit unit, bool absolute) {
       codes.push_back(2);
       continue;
     }
+    c.note_removed(it->second);
     it->second.expire_ms = when;
     codes.push_back(1);
   }
@@ -399,6 +400,7 @@ inline Reply hgetex(Context& c) {
       h->fields.erase(name);
       ++deleted;
     } else if (when) {
+      c.note_removed(*f);
       f->expire_ms = when;
       ++set;
     } else if (opt.kind == detail::ExpiryOpt::persist && f->expire_ms) {
@@ -539,7 +541,9 @@ inline Reply hsetex(Context& c) {
     if (c.d.past_ttl_event == "hexpired") notify(c, "hexpire", a[1]);
     notify(c, c.d.past_ttl_event.c_str(), a[1]);
     if (h) {
-      bool long_arg = false;  // argument lengths are checked before the time (live 8.0.6)
+      // Redis checks argument lengths against hash-max-listpack-value before it looks at the
+      // time (live 8.0.6: a 200-byte field name given PX 0 makes a hashtable); Valkey does not.
+      bool long_arg = false;
       for (std::size_t i = fields_at + 2; i < a.size(); ++i) long_arg = long_arg || a[i].size() > c.ks.limits().value;
       for (std::size_t i = fields_at + 2; i < a.size(); i += 2) {
         auto it = h->fields.find(a[i]);
@@ -547,7 +551,7 @@ inline Reply hsetex(Context& c) {
         c.note_removed(it->second);
         h->fields.erase(it);
       }
-      if (long_arg) h->encoding = Encoding::hashtable;
+      if (long_arg && c.d.ttl_attempt_converts) h->encoding = Encoding::hashtable;
       after_hash_write(c, a[1], c.d.ttl_attempt_converts, true);
       c.ks.drop_if_empty(a[1]);
     } else {
@@ -561,6 +565,7 @@ inline Reply hsetex(Context& c) {
     auto it = hh.fields.find(a[i]);
     std::optional<int64_t> ttl;
     if (when) {
+      if (it != hh.fields.end()) c.note_removed(it->second);
       ttl = when;
     } else if (opt.kind == detail::ExpiryOpt::keepttl && it != hh.fields.end()) {
       if (!it->second.expired(c.now) || c.d.hsetex_keepttl_keeps_expired_deadline) ttl = it->second.expire_ms;

@@ -214,26 +214,41 @@ inline Reply rename(Context& c) {
 /// COPY src dst [REPLACE] -> 1 copied, 0 when src is missing or dst exists without REPLACE;
 /// "ERR source and destination objects are the same" when src == dst. The key TTL and the field
 /// deadlines are copied. Valkey leaves logically expired fields out (possibly creating an empty
-/// hash), Redis copies them (dialect.copy_skips_expired_fields, live). COPY ... DB throws
-/// Unmodelled; other options give "syntax error".
+/// hash), Redis copies them (dialect.copy_skips_expired_fields, live). `DB n` copies into
+/// database n (0..15; `copy_to` is notified there). Other options give "syntax error".
 inline Reply copy(Context& c) {
   const Argv& a = c.argv;
   if (a.size() < 3) return c.arity();
   bool replace = false;
+  long long db = 0;
   for (std::size_t i = 3; i < a.size(); ++i) {
-    if (iequals(a[i], "REPLACE")) replace = true;
-    else if (iequals(a[i], "DB")) throw Unmodelled("COPY ... DB");
-    else return Reply::error(c.d.err.syntax);
+    if (iequals(a[i], "REPLACE")) {
+      replace = true;
+    } else if (iequals(a[i], "DB") && i + 1 < a.size()) {
+      if (!parse_ll(a[++i], db)) return Reply::error(c.d.err.not_integer);
+      if (db < 0 || db > 15) throw Unmodelled("COPY ... DB outside 0..15");
+    } else {
+      return Reply::error(c.d.err.syntax);
+    }
   }
-  if (a[1] == a[2]) return Reply::error(c.d.err.same_object);
+  if (a[1] == a[2] && db == 0) return Reply::error(c.d.err.same_object);
   const Entry* src = c.ks.find(a[1], c.now);
   if (!src) return Reply::integer(0);
-  if (c.ks.find(a[2], c.now) && !replace) return Reply::integer(0);
   Entry dup = *src;
   if (dup.is_hash() && c.d.copy_skips_expired_fields) {
     auto& fs = dup.hash().fields;
     for (auto it = fs.begin(); it != fs.end();) it = it->second.expired(c.now) ? fs.erase(it) : std::next(it);
   }
+  if (db != 0) {
+    auto& target = c.ks.other_db(static_cast<int>(db));
+    auto it = target.find(a[2]);
+    const bool live = it != target.end() && !(it->second.expire_ms && deadline_passed(*it->second.expire_ms, c.now));
+    if (live && !replace) return Reply::integer(0);
+    target[a[2]] = std::move(dup);
+    c.ks.notify("copy_to", a[2], 'g', static_cast<int>(db));
+    return Reply::integer(1);
+  }
+  if (c.ks.find(a[2], c.now) && !replace) return Reply::integer(0);
   c.ks.put(a[2], std::move(dup));
   after_hash_write(c, a[2], false);  // Valkey: the copy's index entry is exact
   notify(c, "copy_to", a[2], 'g');

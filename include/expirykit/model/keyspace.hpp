@@ -177,42 +177,12 @@ class Keyspace {
   /// `field_class`: Dialect::hexpired_class; expired_fields + 1 per field); a hash that lost its
   /// last field this way is erased (`del`; expired_keys unchanged: valkey-hfe.md §11 "When the
   /// last field expires", redis-hfe.md §6). A hash that was already empty (Valkey's COPY of an
-  /// all-expired hash, see dialect.hpp) is left alone. Returns the number of fields removed.
-  /// The order of events between keys is the server's (not modelled): compare per key.
+  /// all-expired hash, see dialect.hpp) is left alone. Every database (MOVE, SWAPDB). Returns
+  /// the number of fields removed. The order of events between keys is the server's (not
+  /// modelled): compare per key.
   std::size_t reclaim(int64_t now_ms, char field_class = 'x') {
-    std::size_t removed = 0;
-    for (auto it = keys_.begin(); it != keys_.end();) {
-      Entry& e = it->second;
-      if (e.expire_ms && deadline_passed(*e.expire_ms, now_ms)) {
-        notify("expired", it->first, 'x');
-        ++counters_.expired_keys;
-        it = keys_.erase(it);
-        continue;
-      }
-      if (e.is_hash() && !e.hash().fields.empty()) {
-        auto& fs = e.hash().fields;
-        std::size_t here = 0;
-        for (auto f = fs.begin(); f != fs.end();) {
-          if (f->second.expired(now_ms)) {
-            f = fs.erase(f);
-            ++here;
-          } else {
-            ++f;
-          }
-        }
-        removed += here;
-        counters_.expired_fields += static_cast<int64_t>(here);
-        if (here) notify("hexpired", it->first, field_class);
-        auto& idx = e.hash().index_min;
-        if (here || (idx && deadline_passed(*idx, now_ms))) idx = e.hash().min_deadline();
-        if (fs.empty()) {
-          notify("del", it->first, 'g');
-          it = keys_.erase(it);
-          continue;
-        }
-      }
-      ++it;
-    }
+    std::size_t removed = reclaim_db(keys_, 0, now_ms, field_class);
+    for (auto& [n, m] : other_) removed += reclaim_db(m, n, now_ms, field_class);
     return removed;
   }
 
@@ -247,15 +217,36 @@ class Keyspace {
   }
   const Map& entries() const { return keys_; }
   std::size_t size() const { return keys_.size(); }
-  /// Empties the keyspace (FLUSHALL); counters, limits and pending events are kept.
-  void clear() { keys_.clear(); }
-  /// Same data (keys, values, deadlines); events, counters and encodings aside.
-  friend bool operator==(const Keyspace& a, const Keyspace& b) { return a.keys_ == b.keys_; }
+  /// Empties every database (FLUSHALL); counters, limits and pending events are kept.
+  void clear() {
+    keys_.clear();
+    other_.clear();
+  }
+  /// Same data (keys, values, deadlines, in every database); events, counters and encodings aside.
+  friend bool operator==(const Keyspace& a, const Keyspace& b) {
+    auto nonempty = [](const std::map<int, Map>& m) {
+      std::map<int, Map> out;
+      for (const auto& [n, d] : m)
+        if (!d.empty()) out[n] = d;
+      return out;
+    };
+    return a.keys_ == b.keys_ && nonempty(a.other_) == nonempty(b.other_);
+  }
+
+  // ---- other databases (MOVE, SWAPDB, COPY ... DB); commands run on db 0 ----
+  /// Database `n` (> 0), created empty on first use.
+  Map& other_db(int n) { return other_[n]; }
+  /// SWAPDB a b: the contents of the two databases change places (db 0 is the current one).
+  void swap_db(int a, int b) {
+    if (a == b) return;
+    if (a == 0 || b == 0) keys_.swap(other_[a == 0 ? b : a]);
+    else other_[a].swap(other_[b]);
+  }
 
   // ---- effects (effects.hpp) ----
   /// Records a keyspace notification.
-  void notify(std::string name, std::string key, char cls) {
-    events_.push_back(Event{std::move(name), std::move(key), cls});
+  void notify(std::string name, std::string key, char cls, int db = 0) {
+    events_.push_back(Event{std::move(name), std::move(key), cls, db});
   }
   /// The events recorded since the last call, in order; clears them.
   std::vector<Event> take_events() {
@@ -312,7 +303,45 @@ class Keyspace {
   }
 
  private:
+  std::size_t reclaim_db(Map& keys, int db, int64_t now_ms, char field_class) {
+    std::size_t removed = 0;
+    for (auto it = keys.begin(); it != keys.end();) {
+      Entry& e = it->second;
+      if (e.expire_ms && deadline_passed(*e.expire_ms, now_ms)) {
+        events_.push_back(Event{"expired", it->first, 'x', db});
+        ++counters_.expired_keys;
+        it = keys.erase(it);
+        continue;
+      }
+      if (e.is_hash() && !e.hash().fields.empty()) {
+        auto& fs = e.hash().fields;
+        std::size_t here = 0;
+        for (auto f = fs.begin(); f != fs.end();) {
+          if (f->second.expired(now_ms)) {
+            f = fs.erase(f);
+            ++here;
+          } else {
+            ++f;
+          }
+        }
+        removed += here;
+        counters_.expired_fields += static_cast<int64_t>(here);
+        if (here) events_.push_back(Event{"hexpired", it->first, field_class, db});
+        auto& idx = e.hash().index_min;
+        if (here || (idx && deadline_passed(*idx, now_ms))) idx = e.hash().min_deadline();
+        if (fs.empty()) {
+          events_.push_back(Event{"del", it->first, 'g', db});
+          it = keys.erase(it);
+          continue;
+        }
+      }
+      ++it;
+    }
+    return removed;
+  }
+
   Map keys_;
+  std::map<int, Map> other_;
   std::vector<Event> events_;
   Counters counters_;
   ListpackLimits limits_;

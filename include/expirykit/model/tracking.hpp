@@ -59,19 +59,22 @@ inline std::string to_string(const Invalidations& inv) {
   return out + "]";
 }
 
+/// What the caller knows about a command beyond its argv, reply and events.
+struct TrackingFacts {
+  /// Sent on the tracked connection (its reads register keys); false for another client.
+  bool by_tracked = true;
+  /// The stored entry of argv[1] differs after the command (compare model::Entry before and
+  /// after, logically expired fields included; "missing" before and after is unchanged).
+  /// Only consulted for Valkey's HSETEX with a past deadline (see the file comment).
+  bool key_changed = true;
+};
+
+/// The tracking state of one connection and the invalidations it is sent (see the file comment).
 struct TrackingModel {
   /// Keys the tracked connection has read and that were not invalidated since.
   std::set<std::string> tracked;
 
-  /// What the caller knows about a command beyond its argv, reply and events.
-  struct Facts {
-    /// Sent on the tracked connection (its reads register keys); false for another client.
-    bool by_tracked = true;
-    /// The stored entry of argv[1] differs after the command (compare model::Entry before and
-    /// after, logically expired fields included; "missing" before and after is unchanged).
-    /// Only consulted for Valkey's HSETEX with a past deadline (see the file comment).
-    bool key_changed = true;
-  };
+  using Facts = TrackingFacts;
 
   /// Upper-cased name (ASCII).
   static std::string upper_name(std::string_view s) {

@@ -134,13 +134,13 @@ class KeyspaceEvents {
   std::string old_flags_;
 };
 
-/// The model's events as the server would deliver them under `flags`: those whose class is
-/// enabled, names and keys only. Compare with Observed::keyspace (needs 'K' in flags) and
+/// The model's events as the server would deliver them under `flags` on db 0's channels (what
+/// KeyspaceEvents observes by default): those whose class is enabled, names and keys only. Compare with Observed::keyspace (needs 'K' in flags) and
 /// Observed::keyevent (needs 'E').
 inline std::vector<model::Event> deliverable(const std::vector<model::Event>& predicted, const std::string& flags) {
   std::vector<model::Event> out;
   for (const auto& e : predicted)
-    if (model::class_enabled(flags, e.cls)) out.push_back(model::Event{e.name, e.key, '?'});
+    if (e.db == 0 && model::class_enabled(flags, e.cls)) out.push_back(model::Event{e.name, e.key, '?'});
   return out;
 }
 

@@ -7,8 +7,8 @@
 // The report holds: the first mismatching command with both replies, the whole sequence as a
 // script that replays with valkey-cli / redis-cli (each line followed by "#   server: ..." and
 // "#   model: ..." comments), the model state of the keys involved, and the full-state
-// differences. Commands the model does not cover (model::Unmodelled) are a failure too: the
-// generator must not produce them.
+// differences. A command the model does not cover (model::Unmodelled) runs on the server only and
+// its keys are re-read into the model (Twin::Options::adopt_unmodelled); Twin::coverage() counts it.
 #pragma once
 
 #include <map>
@@ -47,10 +47,7 @@ inline std::vector<std::string> keys_of(const Argv& a) {
 
 inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, SequenceOptions opt = {}) {
   SequenceResult res;
-  twin.client()("FLUSHALL", "SYNC");
-  twin.model().clear();
-  twin.clear_history();
-  twin.compare_background_events();              // forget what came before this sequence
+  twin.flushall();
   if (twin.observing_counters()) twin.observe_counters();  // counters from here
   const std::size_t first = 0;
   std::string failure;

@@ -156,6 +156,15 @@ class Twin {
     /// The server under test: a divergence it has as a known issue (server/known_issues.hpp)
     /// is excused and named in Step::known_issue instead of failing. Empty: nothing excused.
     std::optional<server::Identity> server;
+    /// A command the model does not cover (model::Unmodelled): true runs it on the server only,
+    /// re-reads the keys it names (COMMAND GETKEYS) into the model and counts it in coverage()
+    /// as unmodelled, so the step is ok; false makes the step fail.
+    bool adopt_unmodelled = true;
+  };
+
+  /// How often each command (upper-case name) ran modelled and unmodelled.
+  struct Coverage {
+    long modelled = 0, unmodelled = 0;
   };
 
   Twin(resp::Client& c, model::Dialect d) : Twin(c, std::move(d), Options{}) {}
@@ -233,6 +242,15 @@ class Twin {
   const Options& options() const { return opt_; }
   const std::vector<Step>& history() const { return history_; }
   void clear_history() { history_.clear(); }
+  /// FLUSHALL SYNC on the server, an empty model (counters kept), no history, and the events
+  /// that came before forgotten: a fresh start for a sequence.
+  void flushall() {
+    c_("FLUSHALL", "SYNC");
+    ks_.clear();
+    history_.clear();
+    hlen_unknown_.clear();
+    compare_background_events();
+  }
 
   /// The server's clock (TIME), Unix ms.
   int64_t server_time() { return time_ms(c_("TIME")); }
@@ -297,9 +315,31 @@ class Twin {
       if (s.ok && !key.empty()) adopt_server_deadlines(key, deadlines_before, s);
     } catch (const model::Unmodelled& u) {
       s.unmodelled = u.what();
+      if (window) ks_ = saved;
+      if (opt_.adopt_unmodelled) {
+        adopt_from_server(argv);
+        s.ok = true;
+      }
+    }
+    if (!argv.empty()) {
+      auto& cov = coverage_[model::upper(argv[0])];
+      ++(s.unmodelled.empty() ? cov.modelled : cov.unmodelled);
     }
     history_.push_back(s);
     return s;
+  }
+
+  /// Per command name: modelled and unmodelled runs since the twin was made.
+  const std::map<std::string, Coverage>& coverage() const { return coverage_; }
+  /// coverage() as lines "HSET 120" / "OBJECT 3 (3 unmodelled: server only, keys re-read)".
+  std::string coverage_table() const {
+    std::ostringstream os;
+    for (const auto& [name, c] : coverage_) {
+      os << "  " << name << " " << (c.modelled + c.unmodelled);
+      if (c.unmodelled) os << " (" << c.unmodelled << " unmodelled: server only, keys re-read)";
+      os << "\n";
+    }
+    return os.str();
   }
   /// run() from a space-separated line (no quoting; for examples and tests).
   Step run(const std::string& line) {
@@ -364,7 +404,7 @@ class Twin {
       }
       const model::Hash& h = e->hash();
       const Reply len = c_("HLEN", key);
-      if (len != Reply::integer(static_cast<long long>(h.stored_count())))
+      if (!hlen_unknown_.count(key) && len != Reply::integer(static_cast<long long>(h.stored_count())))
         diffs.push_back(key + ": HLEN server " + len.to_string() + ", model " + std::to_string(h.stored_count()));
       std::vector<Reply> pairs;
       Argv times{"HPEXPIRETIME", key, "FIELDS", std::to_string(h.fields.size())};
@@ -461,6 +501,55 @@ class Twin {
     }
   }
 
+  /// After a command the model does not cover: the keys it names (COMMAND GETKEYS; none if the
+  /// server cannot say) are read back into the model as the server now holds them (type,
+  /// value, live fields with deadlines, key TTL, encoding). Logically expired fields cannot be
+  /// read by name: such keys are left out of the HLEN comparison. The counters are re-based.
+  void adopt_from_server(const Argv& argv) {
+    std::vector<std::string> keys;
+    Argv getkeys{"COMMAND", "GETKEYS"};
+    getkeys.insert(getkeys.end(), argv.begin(), argv.end());
+    const Reply k = c_.call(getkeys);
+    if (k.is_array())
+      for (const auto& e : k.elements()) keys.push_back(e.str());
+    for (const auto& key : keys) {
+      ks_.erase(key);
+      const Reply type = c_("TYPE", key);
+      const Reply pexp = c_("PEXPIRETIME", key);
+      std::optional<int64_t> ttl;
+      if (pexp.is_integer() && pexp.as_integer() >= 0) ttl = pexp.as_integer();
+      if (type.is_status() && type.str() == "string") {
+        const Reply v = c_("GET", key);
+        if (v.is_string()) ks_.put(key, model::Entry{v.str(), ttl});
+      } else if (type.is_status() && type.str() == "hash") {
+        model::Hash h;
+        const Reply all = c_("HGETALL", key);
+        Argv times{"HPEXPIRETIME", key, "FIELDS", "0"};
+        for (std::size_t i = 0; all.is_array() && i + 1 < all.size(); i += 2) {
+          h.fields[all[i].str()] = model::Field{all[i + 1].str(), std::nullopt};
+          times.push_back(all[i].str());
+        }
+        times[3] = std::to_string(times.size() - 4);
+        if (times.size() > 4) {
+          const Reply t = c_.call(times);
+          for (std::size_t i = 4; t.is_array() && i < times.size() && i - 4 < t.size(); ++i)
+            if (t[i - 4].is_integer() && t[i - 4].as_integer() >= 0) h.fields[times[i]].expire_ms = t[i - 4].as_integer();
+        }
+        const Reply enc = c_("OBJECT", "ENCODING", key);
+        if (enc.is_string())
+          h.encoding = enc.str() == "listpack"     ? model::Encoding::listpack
+                       : enc.str() == "listpackex" ? model::Encoding::listpackex
+                                                   : model::Encoding::hashtable;
+        h.index_min = h.min_deadline();
+        const Reply len = c_("HLEN", key);
+        if (!len.is_integer() || static_cast<std::size_t>(len.as_integer()) != h.fields.size()) hlen_unknown_.insert(key);
+        ks_.put(key, model::Entry{std::move(h), ttl});
+      }
+    }
+    ks_.take_events();
+    if (counter_base_) observe_counters();
+  }
+
   /// Listpack limits from CONFIG GET into the model; encoding checks stay off if refused.
   void read_limits() {
     try {
@@ -487,6 +576,8 @@ class Twin {
   std::vector<model::Event> stray_;             ///< server events outside commands, not yet compared
   std::vector<model::Event> background_model_;  ///< model events outside run(), not yet compared
   std::optional<observe::Counters> counter_base_;
+  std::map<std::string, Coverage> coverage_;
+  std::set<std::string> hlen_unknown_;  ///< keys re-read after an unmodelled command
 };
 
 }  // namespace expirykit::state

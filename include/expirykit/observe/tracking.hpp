@@ -1,0 +1,154 @@
+// expirykit/observe/tracking.hpp: the invalidation messages CLIENT TRACKING sends for one
+// tracked connection, cut into "what one command caused".
+//
+//   observe::Tracking trk(client);        // client: CLIENT TRACKING ON REDIRECT <own subscriber>
+//   client("HGET", "h", "a");             // h is now tracked (default mode)
+//   auto r = other.pipeline({{"HSET", "h", "a", "2"}, trk.marker("1")});
+//   model::Invalidations inv = trk.read_until("1");   // {"h"}
+//
+// Mode: RESP2 redirect, the only one a RESP2 connection has (redis.io/docs/latest/develop/
+// reference/client-side-caching, "Two connections mode"): the Tracking object opens its own
+// connection to the same server, asks its CLIENT ID, SUBSCRIBEs it to `__redis__:invalidate`
+// and to a private marker channel, then sends `CLIENT TRACKING ON REDIRECT <id>` on the tracked
+// connection. Default tracking mode (no BCAST / OPTIN / OPTOUT / NOLOOP): the server remembers
+// the keys the tracked connection reads and sends one message per key when any client modifies
+// it, then forgets the key until it is read again.
+//
+// Message shapes (identical on Valkey 9.1.2 and Redis 8.0.6, live): a key invalidation is
+// ["message", "__redis__:invalidate", [key, ...]] (an array; one key per message in practice),
+// FLUSHALL / FLUSHDB is ["message", "__redis__:invalidate", nil] (a null bulk). read_until()
+// returns one element per key, std::nullopt for a flush.
+//
+// How the cut works (as observe/keyspace_events.hpp): the caller pipelines `PUBLISH <marker
+// channel> <token>` (marker()) after the commands, on any connection to the same server. The
+// server runs commands one at a time and writes each invalidation into the subscriber's output
+// buffer while (or right after) the command that caused it runs, so everything before a marker
+// belongs to the commands before it. Invalidations of active expiry, which runs between commands,
+// land between the markers around which it ran: bracket a waiting period with markers.
+//
+// Errors: resp::ConnectionError when the subscriber cannot connect; std::runtime_error, with
+// what the server answered, when CLIENT ID, SUBSCRIBE or CLIENT TRACKING is refused, and when a
+// marker does not come back in time. The destructor switches tracking off on the tracked
+// connection (CLIENT TRACKING OFF) and ignores every error doing so.
+#pragma once
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <expirykit/model/tracking.hpp>
+#include <expirykit/resp/client.hpp>
+
+namespace expirykit::observe {
+
+class Tracking {
+ public:
+  struct Options {
+    /// Longest wait for a marker to come back.
+    std::chrono::milliseconds timeout{10000};
+  };
+
+  explicit Tracking(resp::Client& tracked) : Tracking(tracked, Options{}) {}
+  Tracking(resp::Client& tracked, Options o)
+      : tracked_(tracked), opt_(o), sub_(tracked.host(), tracked.port()) {
+    static std::atomic<int> seq{0};
+    channel_ = "__expirykit_tracking_marker__:" + std::to_string(::getpid()) + ":" + std::to_string(seq++);
+    const resp::Reply id = sub_("CLIENT", "ID");
+    if (!id.is_integer()) throw std::runtime_error("tracking: CLIENT ID answered " + id.to_string());
+    id_ = id.as_integer();
+    sub_.append({"SUBSCRIBE", "__redis__:invalidate", channel_});
+    for (int i = 0; i < 2; ++i) {
+      const resp::Reply r = sub_.read();
+      if (!r.is_array() || r.size() != 3 || !r[0].is_string() || r[0].str() != "subscribe")
+        throw std::runtime_error("tracking: SUBSCRIBE __redis__:invalidate " + channel_ + " answered " + r.to_string());
+    }
+    const resp::Reply on = tracked_("CLIENT", "TRACKING", "ON", "REDIRECT", std::to_string(id_));
+    if (!on.is_status())
+      throw std::runtime_error("tracking: CLIENT TRACKING ON REDIRECT " + std::to_string(id_) + " answered " +
+                               on.to_string());
+  }
+  Tracking(const Tracking&) = delete;
+  Tracking& operator=(const Tracking&) = delete;
+  ~Tracking() {
+    try {
+      if (tracked_.connected()) tracked_("CLIENT", "TRACKING", "OFF");
+    } catch (...) {
+    }
+  }
+
+  /// CLIENT ID of the subscriber connection the messages are redirected to.
+  long long redirect_id() const { return id_; }
+
+  /// The command to pipeline (on any connection to the server) to mark a point:
+  /// PUBLISH <marker channel> token.
+  resp::Argv marker(const std::string& token) const { return {"PUBLISH", channel_, token}; }
+
+  /// Reads messages until the marker `token` arrives; returns the invalidations before it, one
+  /// per key in arrival order (std::nullopt: FLUSHALL / FLUSHDB). Markers with other tokens are
+  /// skipped. Throws std::runtime_error if the marker does not arrive within Options::timeout,
+  /// or on a message of another shape on the invalidation channel.
+  model::Invalidations read_until(const std::string& token) {
+    model::Invalidations out;
+    const auto deadline = std::chrono::steady_clock::now() + opt_.timeout;
+    for (;;) {
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      auto r = sub_.read_for(left.count() > 0 ? left : std::chrono::milliseconds(0));
+      if (!r)
+        throw std::runtime_error("tracking: marker " + token + " not seen within " +
+                                 std::to_string(opt_.timeout.count()) + " ms");
+      if (!r->is_array() || r->size() != 3 || !(*r)[0].is_string() || (*r)[0].str() != "message") continue;
+      const std::string ch = (*r)[1].str();
+      const resp::Reply& payload = (*r)[2];
+      if (ch == channel_) {
+        if (payload.is_string() && payload.str() == token) return out;
+        continue;
+      }
+      if (ch != "__redis__:invalidate") continue;
+      if (payload.is_nil()) {
+        out.push_back(std::nullopt);
+      } else if (payload.is_array()) {
+        for (const auto& k : payload.elements()) {
+          if (!k.is_string()) throw std::runtime_error("tracking: invalidation message " + r->to_string());
+          out.push_back(k.str());
+        }
+      } else {
+        throw std::runtime_error("tracking: invalidation message " + r->to_string());
+      }
+    }
+  }
+
+ private:
+  resp::Client& tracked_;
+  Options opt_;
+  resp::Client sub_;
+  std::string channel_;
+  long long id_ = 0;
+};
+
+/// Predicted vs observed invalidations of one command (in order); "" when they agree, else one
+/// line.
+inline std::string compare_invalidations(const model::Invalidations& predicted, const model::Invalidations& seen) {
+  if (predicted == seen) return {};
+  return "invalidations: server " + model::to_string(seen) + ", model " + model::to_string(predicted);
+}
+
+/// The same for background invalidations (active expiry), whose order between keys is the
+/// server's: compared as multisets.
+inline std::string compare_invalidations_unordered(model::Invalidations predicted, model::Invalidations seen) {
+  auto less = [](const model::Invalidation& a, const model::Invalidation& b) {
+    if (!a || !b) return !a && b;
+    return *a < *b;
+  };
+  std::sort(predicted.begin(), predicted.end(), less);
+  std::sort(seen.begin(), seen.end(), less);
+  return compare_invalidations(predicted, seen);
+}
+
+}  // namespace expirykit::observe
