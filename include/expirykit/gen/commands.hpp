@@ -17,6 +17,7 @@
 
 #include <expirykit/gen/names.hpp>
 #include <expirykit/gen/ttl.hpp>
+#include <expirykit/model/batch.hpp>
 #include <expirykit/model/dialect.hpp>
 #include <expirykit/resp/reply.hpp>
 
@@ -268,10 +269,51 @@ inline rc::Gen<std::vector<Argv>> sequence_with_near_ttls(const model::Dialect& 
   return rc::gen::nonEmpty(rc::gen::resize(max_len, rc::gen::container<std::vector<Argv>>(one)));
 }
 
-/// A sequence of 1..max_len commands (lengths spread over the whole range from the first test
-/// on; shrinking removes any command, not only the last ones, and simplifies the rest).
+/// The commands a transaction or the sequence script batches: the hash, field TTL and key
+/// commands (not the database commands).
+inline rc::Gen<Argv> batchable_command(const model::Dialect& d) {
+  std::vector<std::pair<std::size_t, rc::Gen<Argv>>> alts = {
+      {22, hexpire_command(d)}, {14, field_query_command()}, {28, hash_command()}, {6, key_command()}};
+  if (d.has_hsetex) alts.push_back({16, hsetex_command(d)});
+  if (d.has_hgetex) alts.push_back({8, hgetex_command(d)});
+  return full(rc::gen::exec([alts] {
+    std::size_t total = 0;
+    for (const auto& [w, g] : alts) total += w;
+    std::size_t pick = *rc::gen::inRange<std::size_t>(0, total);
+    for (const auto& [w, g] : alts) {
+      if (pick < w) return *g;
+      pick -= w;
+    }
+    return *alts.back().second;
+  }));
+}
+
+/// One step of a sequence: mostly one command; 1 in 25 a MULTI ... EXEC block of 1..4 commands
+/// (1 in 8 of them ends with DISCARD), 1 in 25 the sequence script over 1..4 commands
+/// (model/batch.hpp: time is frozen for the whole block in both).
+inline rc::Gen<std::vector<Argv>> chunk(const model::Dialect& d) {
+  return full(rc::gen::exec([d] {
+    const int kind = *rc::gen::weightedElement<int>({{23, 0}, {1, 1}, {1, 2}});
+    if (kind == 0) return std::vector<Argv>{*command(d)};
+    auto inner = *rc::gen::resize(4, rc::gen::nonEmpty(rc::gen::container<std::vector<Argv>>(batchable_command(d))));
+    if (kind == 2) return std::vector<Argv>{model::sequence_eval(inner)};
+    std::vector<Argv> out{{"MULTI"}};
+    out.insert(out.end(), inner.begin(), inner.end());
+    out.push_back({*rc::gen::inRange(0, 8) == 0 ? "DISCARD" : "EXEC"});
+    return out;
+  }));
+}
+
+/// A sequence of 1..max_len steps (chunk(): single commands, transactions, scripts), flattened
+/// (lengths spread over the whole range from the first test on; shrinking removes any step,
+/// not only the last ones, and simplifies the rest).
 inline rc::Gen<std::vector<Argv>> sequence(const model::Dialect& d, int max_len = 40) {
-  return rc::gen::nonEmpty(rc::gen::resize(max_len, rc::gen::container<std::vector<Argv>>(command(d))));
+  return rc::gen::map(rc::gen::nonEmpty(rc::gen::resize(max_len, rc::gen::container<std::vector<std::vector<Argv>>>(chunk(d)))),
+                      [](const std::vector<std::vector<Argv>>& chunks) {
+                        std::vector<Argv> out;
+                        for (const auto& c : chunks) out.insert(out.end(), c.begin(), c.end());
+                        return out;
+                      });
 }
 
 }  // namespace expirykit::gen

@@ -36,14 +36,6 @@ struct Context {
   const Dialect& d;
   const Argv& argv;
   int64_t now;
-  /// Deadlines this command deleted (HDEL, HGETDEL, a past deadline) or replaced by another
-  /// deadline (HEXPIRE*, HSETEX/HGETEX with a time): see after_hash_write.
-  std::vector<int64_t> removed_deadlines = {};
-
-  /// Records that the command deletes `f` or gives it a new deadline (before doing so).
-  void note_removed(const Field& f) {
-    if (f.expire_ms) removed_deadlines.push_back(*f.expire_ms);
-  }
 
   std::string cmd_lower() const {
     std::string s = argv.empty() ? std::string() : argv[0];
@@ -166,21 +158,18 @@ inline void notify(Context& c, const char* name, const std::string& key, char cl
   c.ks.notify(name, key, cls);
 }
 
-/// After a write to the hash at `key`: the encoding the server would now report and its entry in
-/// the volatile-field index (Hash::index_min). `ttl_set`: the command gave at least one field a
-/// deadline, or (Redis) tried to in a way that converts (see the callers). `deleted`: the
-/// command deleted fields it noted with Context::note_removed (HDEL, HGETDEL, a past deadline):
-/// Redis registers a hash under the earliest deadline it was given and moves the registration
-/// only when a deadline below it is set, or when a field holding the registered deadline is
-/// deleted or given another deadline (noted with Context::note_removed); HPERSIST, HSET over a
-/// volatile field and lazy deletion leave it as it was (dialect.volatile_index_lazy; live 8.0.6,
-/// found by the property: subexpiry stays 1 after HPERSIST or after HDEL of a field without the
-/// registered deadline, drops after HDEL/HGETDEL/HGETEX PXAT 1/HEXPIRE 0 of the field holding
-/// it). Valkey keeps the index exact. `deleted` / `ttl_written`: kept for the callers' clarity. Encoding rules: effects.hpp; a hash past hash-max-listpack-entries
-/// fields, or with a field name or value longer than hash-max-listpack-value bytes, is a
-/// hashtable (both servers, live 9.1.2 / 8.0.6).
-inline void after_hash_write(Context& c, const std::string& key, bool ttl_set, bool deleted = false,
-                             bool ttl_written = false) {
+/// After a write to the hash at `key`: the encoding the server would now report, and whether
+/// the hash may still sit in the volatile-field index. `ttl_set`: the command gave at least one
+/// field a deadline, or (Redis) tried to in a way that converts (see the callers). Encoding
+/// rules: effects.hpp; a hash past hash-max-listpack-entries fields, or with a field name or
+/// value longer than hash-max-listpack-value bytes, is a hashtable (both servers, live 9.1.2 /
+/// 8.0.6). The index: Valkey keeps keys_with_volatile_items exact; Redis's subexpiry is lazy
+/// (redis-hfe.md §9): a hash stays registered after HPERSIST, after HSET over its volatile
+/// fields, after lazy deletion, and in some sequences after deletions too (found by the
+/// property on 8.0.6; the rule depends on registration times the model does not keep), until
+/// active expiry visits it. The model keeps the bounds: hashes with volatile fields (at least)
+/// and those plus every hash that had some (at most, Hash::maybe_indexed).
+inline void after_hash_write(Context& c, const std::string& key, bool ttl_set) {
   Entry* e = c.ks.raw(key);
   if (!e || !e->is_hash()) return;
   Hash& h = e->hash();
@@ -192,18 +181,7 @@ inline void after_hash_write(Context& c, const std::string& key, bool ttl_set, b
     for (const auto& [name, f] : h.fields) big = big || name.size() > lim.value || f.value.size() > lim.value;
     if (big) h.encoding = Encoding::hashtable;
   }
-  const std::optional<int64_t> m = h.min_deadline();
-  if (!c.d.volatile_index_lazy) {
-    h.index_min = m;
-    return;
-  }
-  (void)deleted;
-  (void)ttl_written;
-  bool recheck = false;
-  if (h.index_min)
-    for (int64_t t : c.removed_deadlines) recheck = recheck || t == *h.index_min;
-  if (recheck) h.index_min = m;
-  else if (m && (!h.index_min || *m < *h.index_min)) h.index_min = m;
+  if (c.d.volatile_index_lazy && h.has_volatile()) h.maybe_indexed = true;
 }
 
 /// Redis lazy expiry on access (dialect.lazy_delete_on_read): removes `field` from the hash at

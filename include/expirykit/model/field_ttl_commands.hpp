@@ -114,7 +114,7 @@ inline void hexpire_effects(Context& c, const std::string& key, const std::vecto
     notify(c, "hexpire", key);
   }
   if (set || deleted || (reached && c.d.ttl_attempt_converts))
-    after_hash_write(c, key, set > 0 || c.d.ttl_attempt_converts, deleted > 0, set > 0);
+    after_hash_write(c, key, set > 0 || c.d.ttl_attempt_converts);
 }
 }  // namespace detail
 
@@ -190,12 +190,10 @@ inline Reply hexpire_generic(Context& c, Unit unit, bool absolute) {
       continue;
     }
     if (when <= c.now) {
-      c.note_removed(it->second);
       h->fields.erase(it);
       codes.push_back(2);
       continue;
     }
-    c.note_removed(it->second);
     it->second.expire_ms = when;
     codes.push_back(1);
   }
@@ -293,13 +291,12 @@ inline Reply hgetdel(Context& c) {
       continue;
     }
     out.push_back(Reply::string(f->value));
-    c.note_removed(*f);
     h->fields.erase(name);
     deleted = true;
   }
   if (deleted) {
     notify(c, "hdel", c.argv[1]);
-    after_hash_write(c, c.argv[1], false, true);
+    after_hash_write(c, c.argv[1], false);
   }
   drop_if_emptied(c, c.argv[1], h, before);
   return Reply::array(std::move(out));
@@ -396,11 +393,9 @@ inline Reply hgetex(Context& c) {
     }
     out.push_back(Reply::string(f->value));
     if (when && *when <= c.now) {
-      c.note_removed(*f);
       h->fields.erase(name);
       ++deleted;
     } else if (when) {
-      c.note_removed(*f);
       f->expire_ms = when;
       ++set;
     } else if (opt.kind == detail::ExpiryOpt::persist && f->expire_ms) {
@@ -418,7 +413,7 @@ inline Reply hgetex(Context& c) {
     notify(c, "hpersist", a[1]);
   }
   const bool reached = h && opt.kind != detail::ExpiryOpt::none && c.d.ttl_attempt_converts;
-  if (deleted || set || persisted || reached) after_hash_write(c, a[1], set > 0 || reached, deleted > 0, set > 0);
+  if (deleted || set || persisted || reached) after_hash_write(c, a[1], set > 0 || reached);
   drop_if_emptied(c, a[1], h, before);
   return Reply::array(std::move(out));
 }
@@ -548,11 +543,10 @@ inline Reply hsetex(Context& c) {
       for (std::size_t i = fields_at + 2; i < a.size(); i += 2) {
         auto it = h->fields.find(a[i]);
         if (it == h->fields.end()) continue;
-        c.note_removed(it->second);
         h->fields.erase(it);
       }
       if (long_arg && c.d.ttl_attempt_converts) h->encoding = Encoding::hashtable;
-      after_hash_write(c, a[1], c.d.ttl_attempt_converts, true);
+      after_hash_write(c, a[1], c.d.ttl_attempt_converts);
       c.ks.drop_if_empty(a[1]);
     } else {
       notify(c, "del", a[1], 'g');
@@ -565,7 +559,6 @@ inline Reply hsetex(Context& c) {
     auto it = hh.fields.find(a[i]);
     std::optional<int64_t> ttl;
     if (when) {
-      if (it != hh.fields.end()) c.note_removed(it->second);
       ttl = when;
     } else if (opt.kind == detail::ExpiryOpt::keepttl && it != hh.fields.end()) {
       if (!it->second.expired(c.now) || c.d.hsetex_keepttl_keeps_expired_deadline) ttl = it->second.expire_ms;
@@ -574,7 +567,7 @@ inline Reply hsetex(Context& c) {
   }
   notify(c, "hset", a[1]);
   if (when) notify(c, "hexpire", a[1]);
-  after_hash_write(c, a[1], when.has_value(), false, when.has_value());
+  after_hash_write(c, a[1], when.has_value());
   return Reply::integer(1);
 }
 

@@ -144,12 +144,11 @@ inline Reply hdel(Context& c) {
     } else {
       ++n;
     }
-    c.note_removed(it->second);
     h->fields.erase(it);
   }
   if (h->fields.size() < before) {
     notify(c, "hdel", c.argv[1]);
-    after_hash_write(c, c.argv[1], false, true);
+    after_hash_write(c, c.argv[1], false);
   }
   drop_if_emptied(c, c.argv[1], h, before);
   return Reply::integer(n);

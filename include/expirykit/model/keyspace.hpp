@@ -53,13 +53,10 @@ struct Hash {
   /// OBJECT ENCODING as the model predicts it (effects.hpp). Not part of equality: two hashes
   /// with the same fields are the same data.
   Encoding encoding = Encoding::listpack;
-  /// The deadline under which the hash is registered in the server's index of hashes with
-  /// volatile fields (INFO keyspace keys_with_volatile_items / subexpiry count the registered
-  /// hashes); nullopt: not registered. Valkey keeps it exact (the earliest field deadline);
-  /// Redis registers the earliest deadline it has seen and only looks again when a field holding
-  /// that deadline is deleted or the deadline passes (context.hpp `after_hash_write`). Not part
-  /// of equality.
-  std::optional<int64_t> index_min;
+  /// The hash may still be registered in the server's index of hashes with volatile fields
+  /// although it has none left (INFO keyspace subexpiry counts such hashes on Redis, whose
+  /// index is lazy: context.hpp `after_hash_write`). Not part of equality.
+  bool maybe_indexed = false;
   /// The earliest field deadline, expired fields included; nullopt without volatile fields.
   std::optional<int64_t> min_deadline() const {
     std::optional<int64_t> m;
@@ -265,10 +262,18 @@ class Keyspace {
     for (const auto& [k, e] : keys_) n += e.expire_ms.has_value();
     return n;
   }
-  /// Hashes in the volatile-field index (INFO keyspace keys_with_volatile_items / subexpiry).
+  /// Hashes with volatile fields: what INFO keyspace keys_with_volatile_items counts (Valkey,
+  /// exact), and the least subexpiry can be (Redis).
   std::size_t volatile_indexed() const {
     std::size_t n = 0;
-    for (const auto& [k, e] : keys_) n += e.is_hash() && e.hash().index_min.has_value();
+    for (const auto& [k, e] : keys_) n += e.is_hash() && e.hash().has_volatile();
+    return n;
+  }
+  /// The most Redis's lazy subexpiry can be: hashes with volatile fields, and hashes that had
+  /// some and may still be registered (Hash::maybe_indexed).
+  std::size_t volatile_indexed_at_most() const {
+    std::size_t n = 0;
+    for (const auto& [k, e] : keys_) n += e.is_hash() && (e.hash().has_volatile() || e.hash().maybe_indexed);
     return n;
   }
 
@@ -327,8 +332,7 @@ class Keyspace {
         removed += here;
         counters_.expired_fields += static_cast<int64_t>(here);
         if (here) events_.push_back(Event{"hexpired", it->first, field_class, db});
-        auto& idx = e.hash().index_min;
-        if (here || (idx && deadline_passed(*idx, now_ms))) idx = e.hash().min_deadline();
+
         if (fs.empty()) {
           events_.push_back(Event{"del", it->first, 'g', db});
           it = keys.erase(it);

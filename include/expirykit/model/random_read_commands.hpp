@@ -43,7 +43,6 @@ inline Reply hrandfield(Context& c) {
     std::size_t gone = 0;
     for (auto it = h->fields.begin(); it != h->fields.end();) {
       if (it->second.expired(c.now)) {
-        c.note_removed(it->second);
         it = h->fields.erase(it);
         ++gone;
       } else {
@@ -53,7 +52,7 @@ inline Reply hrandfield(Context& c) {
     if (gone) {
       c.ks.counters().expired_fields += static_cast<int64_t>(gone);
       notify(c, "hexpired", a[1]);
-      after_hash_write(c, a[1], false, true);
+      after_hash_write(c, a[1], false);
       if (c.ks.drop_if_empty(a[1])) return Reply::array({});
     }
   }

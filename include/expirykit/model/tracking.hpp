@@ -29,6 +29,9 @@
 //     9.1.2; Redis 8.0.6 signals it). Facts::key_changed tells the model which case it is.
 //   * FLUSHALL / FLUSHDB send one message with a null key list to every tracking client, also
 //     when it tracks nothing, and forget every tracked key (live 9.1.2 / 8.0.6).
+//   * Keys are names, whatever the database (Event::db is ignored): a write to h in db 1
+//     invalidates a read of h in db 0; MOVE h 1 sends one message for h; COPY h d DB 1 one for
+//     d; SWAPDB sends nothing and the model emits no event for it (live 9.1.2 / 8.0.6).
 // Not covered: BCAST / OPTIN / OPTOUT / NOLOOP modes, MULTI/EXEC, scripts.
 #pragma once
 

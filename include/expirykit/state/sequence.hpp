@@ -63,6 +63,11 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
       if (opt.stop_at_first) break;
     }
   }
+  if (twin.in_transaction()) {  // a shrunk case may lose its EXEC
+    Step s = twin.run(Argv{"DISCARD"});
+    ++res.steps;
+    if (!s.ok && failure.empty()) failure = "DISCARD at the end:\n" + s.describe() + "\n";
+  }
   std::vector<std::string> diffs;
   if (failure.empty() && opt.full_state_check) {
     diffs = twin.compare_state();

@@ -42,6 +42,7 @@
 #include <thread>
 #include <vector>
 
+#include <expirykit/model/batch.hpp>
 #include <expirykit/model/model.hpp>
 #include <expirykit/observe/counters.hpp>
 #include <expirykit/observe/keyspace_events.hpp>
@@ -245,6 +246,10 @@ class Twin {
   /// FLUSHALL SYNC on the server, an empty model (counters kept), no history, and the events
   /// that came before forgotten: a fresh start for a sequence.
   void flushall() {
+    if (tx_) {
+      c_("DISCARD");
+      tx_.reset();
+    }
     c_("FLUSHALL", "SYNC");
     ks_.clear();
     history_.clear();
@@ -259,45 +264,114 @@ class Twin {
   Step run(const Argv& argv) {
     Step s;
     s.argv = argv;
+    const std::string u = argv.empty() ? std::string() : model::upper(argv[0]);
+    if (tx_ && u != "EXEC" && u != "DISCARD") return queue_step(std::move(s));
+    // What the model executes: one command, the queued commands of a transaction, or the
+    // commands packed in the sequence script (model/batch.hpp).
+    std::optional<std::vector<Argv>> batch;
+    bool in_script = false, tx_aborted = false, tx_unknown = false;
+    const bool closes_tx = (u == "EXEC" || u == "DISCARD") && tx_;
+    if (u == "EXEC" && tx_) {
+      batch = tx_->queued;
+      tx_aborted = tx_->aborted;
+      tx_unknown = tx_->unmodelled;
+    } else if (u == "EVAL") {
+      batch = model::sequence_eval_commands(argv);
+      in_script = batch.has_value();
+    }
+    bool opened_tx = false;
     if (events_) {
       const std::string n = std::to_string(++marker_seq_);
-      auto r = c_.pipeline({events_->marker("b" + n), {"TIME"}, argv, {"TIME"}, events_->marker("e" + n)});
-      s.before_ms = time_ms(r[1]);
-      s.server = r[2];
-      s.after_ms = time_ms(r[3]);
-      const auto before = events_->read_until("b" + n);
-      stray_.insert(stray_.end(), before.keyevent.begin(), before.keyevent.end());
-      s.server_events = events_->read_until("e" + n);
+      if (u == "MULTI") {  // TIME and PUBLISH would be queued after MULTI: events are read at EXEC
+        auto r = c_.pipeline({events_->marker("b" + n), {"TIME"}, argv});
+        s.before_ms = s.after_ms = time_ms(r[1]);
+        s.server = r[2];
+        const auto before = events_->read_until("b" + n);
+        stray_.insert(stray_.end(), before.keyevent.begin(), before.keyevent.end());
+        s.server_events = observe::Observed{};
+        if (s.server == Reply::ok()) {
+          tx_ = Transaction{"m" + n, s.before_ms, {}, false, false};
+          opened_tx = true;
+        }
+      } else if (closes_tx) {
+        auto r = c_.pipeline({argv, {"TIME"}, events_->marker("e" + n)});
+        s.before_ms = tx_->before_ms;
+        s.server = r[0];
+        s.after_ms = time_ms(r[1]);
+        s.server_events = events_->read_until("e" + n);
+      } else {
+        auto r = c_.pipeline({events_->marker("b" + n), {"TIME"}, argv, {"TIME"}, events_->marker("e" + n)});
+        s.before_ms = time_ms(r[1]);
+        s.server = r[2];
+        s.after_ms = time_ms(r[3]);
+        const auto before = events_->read_until("b" + n);
+        stray_.insert(stray_.end(), before.keyevent.begin(), before.keyevent.end());
+        s.server_events = events_->read_until("e" + n);
+      }
+    } else if (u == "MULTI") {
+      auto r = c_.pipeline({{"TIME"}, argv});
+      s.before_ms = s.after_ms = time_ms(r[0]);
+      s.server = r[1];
+      if (s.server == Reply::ok()) {
+        tx_ = Transaction{"", s.before_ms, {}, false, false};
+        opened_tx = true;
+      }
+    } else if (closes_tx) {
+      auto r = c_.pipeline({argv, {"TIME"}});
+      s.before_ms = tx_->before_ms;
+      s.server = r[0];
+      s.after_ms = time_ms(r[1]);
     } else {
       auto r = c_.pipeline({{"TIME"}, argv, {"TIME"}});
       s.before_ms = time_ms(r[0]);
       s.server = r[1];
       s.after_ms = time_ms(r[2]);
     }
-    const std::string key = argv.size() > 1 ? argv[1] : std::string();
-    const auto deadlines_before = deadlines(key);
+    if (closes_tx) tx_.reset();
+    std::vector<std::string> keys;
+    if (batch) {
+      for (const auto& c : *batch)
+        if (c.size() > 1) keys.push_back(c[1]);
+    } else if (argv.size() > 1) {
+      keys.push_back(argv[1]);
+    }
+    std::map<std::string, std::map<std::string, int64_t>> deadlines_before;
+    for (const auto& k : keys) deadlines_before[k] = deadlines(k);
     auto pending = ks_.take_events();
     background_model_.insert(background_model_.end(), pending.begin(), pending.end());
     // The server ran the command at one millisecond of [before, after]; the model tries
     // `before` first, then each later millisecond of the window (at most 50) from the same
     // state, and keeps the first that agrees: a relative deadline, a GT/LT comparison between
     // two relative deadlines, or a field at its deadline may depend on the exact millisecond.
+    // A transaction's window runs from its MULTI to its EXEC: time is frozen at EXEC.
     const bool window = s.after_ms > s.before_ms;
     model::Keyspace saved;
     if (window) saved = ks_;
+    auto model_reply = [&](int64_t at) -> Reply {
+      if (u == "MULTI") return opened_tx ? Reply::ok() : Reply::error("ERR MULTI calls can not be nested");
+      if (u == "DISCARD") return closes_tx ? Reply::ok() : Reply::error("ERR DISCARD without MULTI");
+      if (u == "EXEC" && !closes_tx) return Reply::error("ERR EXEC without MULTI");
+      if (u == "EXEC" && tx_aborted) return Reply::error("EXECABORT Transaction discarded because of previous errors.");
+      if (u == "EXEC" && tx_unknown) throw model::Unmodelled("a transaction with an unmodelled command");
+      if (batch) return model::apply_batch(ks_, d_, *batch, at, in_script);
+      return model::apply(ks_, d_, argv, at);
+    };
     try {
       auto attempt = [&](int64_t at) {
-        s.model = model::apply(ks_, d_, argv, at);
+        s.model = model_reply(at);
         s.model_events = ks_.take_events();
         if (opt_.mutate_model_reply) opt_.mutate_model_reply(argv, s.model);
         if (opt_.mutate_model_events) opt_.mutate_model_events(argv, s.model_events);
-        s.ok = replies_match(argv, s.model, s.server, opt_.time_tolerance_ms);
+        s.ok = batch && s.model.is_array() ? batch_match(*batch, s.model, s.server, opt_.time_tolerance_ms)
+                                           : replies_match(argv, s.model, s.server, opt_.time_tolerance_ms);
         s.events_diff.clear();
         s.known_issue.clear();
         if (s.server_events) {
           s.events_diff = observe::compare_events(s.model_events, *s.server_events, events_->flags());
           if (!s.events_diff.empty() && opt_.server) {
-            const auto* k = server::find_known_issue(events_known_issue(argv));
+            std::string id = events_known_issue(argv);
+            for (std::size_t i = 0; batch && id.empty() && i < batch->size(); ++i) id = events_known_issue((*batch)[i]);
+            const auto* k = server::find_known_issue(id);
             if (k && k->covers(*opt_.server)) s.known_issue = k->id;
           }
           s.ok = s.ok && (s.events_diff.empty() || !s.known_issue.empty());
@@ -312,22 +386,29 @@ class Twin {
         ks_ = saved;
         attempt(s.before_ms);
       }
-      if (s.ok && !key.empty()) adopt_server_deadlines(key, deadlines_before, s);
-    } catch (const model::Unmodelled& u) {
-      s.unmodelled = u.what();
+      if (s.ok)
+        for (const auto& [k, before] : deadlines_before) adopt_server_deadlines(k, before, s);
+    } catch (const model::Unmodelled& e) {
+      s.unmodelled = e.what();
       if (window) ks_ = saved;
       if (opt_.adopt_unmodelled) {
-        adopt_from_server(argv);
+        if (batch)
+          for (const auto& c : *batch) adopt_from_server(c);
+        else
+          adopt_from_server(argv);
         s.ok = true;
       }
     }
     if (!argv.empty()) {
-      auto& cov = coverage_[model::upper(argv[0])];
+      auto& cov = coverage_[u];
       ++(s.unmodelled.empty() ? cov.modelled : cov.unmodelled);
     }
     history_.push_back(s);
     return s;
   }
+
+  /// True between a MULTI this twin sent and its EXEC / DISCARD.
+  bool in_transaction() const { return tx_.has_value(); }
 
   /// Per command name: modelled and unmodelled runs since the twin was made.
   const std::map<std::string, Coverage>& coverage() const { return coverage_; }
@@ -501,6 +582,55 @@ class Twin {
     }
   }
 
+  /// A MULTI this twin sent: the marker published before it, the server time then, and what the
+  /// server queued.
+  struct Transaction {
+    std::string marker;
+    int64_t before_ms = 0;
+    std::vector<Argv> queued;
+    bool aborted = false;     ///< a command was refused when queued: EXEC answers EXECABORT
+    bool unmodelled = false;  ///< a queued command is outside the model: EXEC is adopted
+  };
+
+  /// A command sent inside MULTI: the server queues it ("QUEUED") or refuses it now (the
+  /// command-table arity, an unknown command: model/batch.hpp), which aborts the transaction.
+  Step queue_step(Step s) {
+    const Argv& argv = s.argv;
+    s.server = c_.call(argv);
+    s.before_ms = s.after_ms = tx_->before_ms;
+    const bool known = !argv.empty() && model::is_modelled(argv[0], d_);
+    if (!argv.empty() && model::upper(argv[0]) == "MULTI") {  // refused, the transaction goes on
+      s.model = Reply::error("ERR MULTI calls can not be nested");
+    } else if (known && !model::arity_ok(argv)) {
+      s.model = Reply::error(d_.arity_error(argv[0]));
+      tx_->aborted = true;
+    } else if (known) {
+      s.model = Reply::status("QUEUED");
+      tx_->queued.push_back(argv);
+    } else {
+      s.unmodelled = "queued command outside the model";
+      s.model = s.server;
+      if (s.server == Reply::status("QUEUED")) tx_->unmodelled = true;
+      else tx_->aborted = true;
+    }
+    if (opt_.mutate_model_reply) opt_.mutate_model_reply(argv, s.model);
+    s.ok = s.model == s.server;
+    if (!argv.empty()) {
+      auto& cov = coverage_[model::upper(argv[0])];
+      ++(known ? cov.modelled : cov.unmodelled);
+    }
+    history_.push_back(s);
+    return s;
+  }
+
+  /// A batch reply (EXEC, the sequence script) element by element, each with its command's rules.
+  static bool batch_match(const std::vector<Argv>& cmds, const Reply& model, const Reply& server, int64_t tol) {
+    if (!server.is_array() || server.size() != model.size() || model.size() != cmds.size()) return false;
+    for (std::size_t i = 0; i < cmds.size(); ++i)
+      if (!replies_match(cmds[i], model[i], server[i], tol)) return false;
+    return true;
+  }
+
   /// After a command the model does not cover: the keys it names (COMMAND GETKEYS; none if the
   /// server cannot say) are read back into the model as the server now holds them (type,
   /// value, live fields with deadlines, key TTL, encoding). Logically expired fields cannot be
@@ -540,7 +670,7 @@ class Twin {
           h.encoding = enc.str() == "listpack"     ? model::Encoding::listpack
                        : enc.str() == "listpackex" ? model::Encoding::listpackex
                                                    : model::Encoding::hashtable;
-        h.index_min = h.min_deadline();
+        h.maybe_indexed = true;  // unknown: Redis may keep it registered (context.hpp)
         const Reply len = c_("HLEN", key);
         if (!len.is_integer() || static_cast<std::size_t>(len.as_integer()) != h.fields.size()) hlen_unknown_.insert(key);
         ks_.put(key, model::Entry{std::move(h), ttl});
@@ -577,6 +707,7 @@ class Twin {
   std::vector<model::Event> background_model_;  ///< model events outside run(), not yet compared
   std::optional<observe::Counters> counter_base_;
   std::map<std::string, Coverage> coverage_;
+  std::optional<Transaction> tx_;
   std::set<std::string> hlen_unknown_;  ///< keys re-read after an unmodelled command
 };
 
