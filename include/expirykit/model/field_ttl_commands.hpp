@@ -255,7 +255,6 @@ inline Reply hpersist(Context& c) {
   if (e.is_error()) return e;
   std::vector<long long> out;
   for (const auto& name : detail::field_list(c.argv, 2)) {
-    if (h && lazy_expire_field(c, c.argv[1], name)) h = nullptr;  // Redis (live 8.0.6)
     Field* f = h ? h->live(name, c.now) : nullptr;
     if (!f) out.push_back(-2);
     else if (!f->expire_ms) out.push_back(-1);
