@@ -1,6 +1,6 @@
 // The main property: random command sequences give the same replies and the same final state
 // on the live server and in the model (state::Twin, model::Dialect picked from the server's
-// identity), with the keyspace notifications of every command (notify-keyspace-events drawn per
+// identity), with the keyspace notifications and the client-tracking invalidations of every command (notify-keyspace-events drawn per
 // sequence: all classes or single ones), OBJECT ENCODING of every hash and the INFO counters
 // checked too. Budget: 100 sequences of up to 40 commands, times EXPIRYKIT_PROP_SCALE. On a failure
 // the report holds the seed, the shrunk sequence as a valkey-cli script with the server's and
@@ -21,6 +21,7 @@ TEST_CASE_METHOD(TwinFixture, "Random sequences: server and model agree", "[prop
   auto& t = twin();
   t.observe_events();
   t.observe_counters();
+  t.observe_tracking();
   const auto start = std::chrono::steady_clock::now();
   auto r = check_sequences(t, PropertyBudget{100, 40});
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -11,8 +11,7 @@
 //   ks.reclaim(now, d.hexpired_class);  tm.on_background(ks.take_events());  // active expiry
 //
 // The rules (redis.io/docs/latest/develop/reference/client-side-caching, "default mode"; every
-// rule below also checked live on Valkey 9.1.2 and Redis 8.0.6, /tmp/probe/encodings-tracking.md
-// Part B and checks/state/tracking_live_test.cpp):
+// rule below also checked live on Valkey 9.1.2 and Redis 8.0.6 by checks/state/tracking_live_test.cpp):
 //   * A read-only command of the tracked connection remembers the keys it names (also missing
 //     keys, also when the reply is an error such as WRONGTYPE; not when the command was refused
 //     before running, i.e. an arity error). Registration happens after the command ran, so the

@@ -94,6 +94,11 @@ inline const std::vector<KnownIssue>& known_issues() {
        "# on the replica, after WAIT 1 0 on the primary:\n"
        "EXISTS k1                              # replica: 0; its log: \"This replica is sending an error to its "
        "primary: '-ERR syntax error' after processing the command 'hsetex'\""},
+      {"valkey-script-string-not-int-encoded", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
+       "a string holding an integer written by a script (SET from EVAL) reports OBJECT ENCODING embstr, where the same "
+       "SET from a client, and Redis 8.0.6 either way, gives int (MEMORY USAGE is the same)",
+       "EVAL \"return redis.call('SET', KEYS[1], ARGV[1])\" 1 k 123\n"
+       "OBJECT ENCODING k      # embstr (a client's SET k 123: int)"},
       {"valkey-empty-hash-fork-crash", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "an empty hash (left by COPY of a hash whose fields are all logically expired, see "
        "valkey-copy-expired-fields-replica) makes every fork child that saves the dataset (BGSAVE, BGREWRITEAOF, a "

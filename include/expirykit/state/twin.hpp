@@ -24,6 +24,10 @@
 // Beyond replies (model/effects.hpp), opt in per twin:
 //   twin.observe_events();      // keyspace notifications of every command, both channel families
 //   twin.observe_counters();    // INFO counters from here on: compare_counters()
+//   twin.observe_tracking();    // CLIENT TRACKING invalidations of the twin's connection
+// The twin's own read-backs (compare_state, deadlines it adopts, keys it re-reads, INFO) go over
+// a second connection to the same server, so they never register keys for tracking nor show up
+// in what a test observes on its connection.
 // and compare_state() also checks OBJECT ENCODING of every hash (Options::check_encoding), with the
 // listpack limits read from the server (CONFIG GET) when the twin is made.
 #pragma once
@@ -46,6 +50,8 @@
 #include <expirykit/model/model.hpp>
 #include <expirykit/observe/counters.hpp>
 #include <expirykit/observe/keyspace_events.hpp>
+#include <expirykit/observe/tracking.hpp>
+#include <expirykit/model/tracking.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/clock.hpp>
 #include <expirykit/server/known_issues.hpp>
@@ -112,6 +118,9 @@ struct Step {
   std::vector<model::Event> model_events;          ///< what the model says the command emitted
   std::optional<observe::Observed> server_events;  ///< what the subscriber saw (observe_events)
   std::string events_diff;                         ///< "" when the events agree
+  model::Invalidations model_invalidations;        ///< what the model says tracking sends
+  std::optional<model::Invalidations> server_invalidations;  ///< what was sent (observe_tracking)
+  std::string tracking_diff;                       ///< "" when they agree
   /// Set when the events differ because of a known issue of the server under test
   /// (Twin::Options::server): the step counts as ok, the id says why.
   std::string known_issue;
@@ -128,6 +137,11 @@ struct Step {
       if (!events_diff.empty())
         os << "\n  EVENTS DIFFER" << (known_issue.empty() ? "" : " (KNOWN ISSUE " + known_issue + ")") << ": "
            << events_diff;
+    }
+    if (server_invalidations) {
+      os << "\n  tracking invalidations: server " << model::to_string(*server_invalidations) << ", model "
+         << model::to_string(model_invalidations);
+      if (!tracking_diff.empty()) os << "\n  TRACKING DIFFERS: " << tracking_diff;
     }
     return os.str();
   }
@@ -152,6 +166,8 @@ class Twin {
     /// Test hook for the harness itself: applied to every model reply before comparing
     /// (e.g. to plant a model bug and check that it is caught and shrunk). Empty: none.
     std::function<void(const Argv&, Reply&)> mutate_model_reply;
+    /// Test hook: applied to the model's tracking invalidations of every command before comparing.
+    std::function<void(const Argv&, model::Invalidations&)> mutate_model_invalidations;
     /// Test hook: applied to the model's events of every command before comparing.
     std::function<void(const Argv&, std::vector<model::Event>&)> mutate_model_events;
     /// The server under test: a divergence it has as a known issue (server/known_issues.hpp)
@@ -188,6 +204,16 @@ class Twin {
     if (events_) events_->set_flags(c_, flags);
   }
   bool observing_counters() const { return counter_base_.has_value(); }
+
+  /// From now on every run() also checks the invalidation messages CLIENT TRACKING (default
+  /// mode, REDIRECT to a connection of the twin's own) sends for the twin's connection
+  /// (model/tracking.hpp); a mismatch makes the step fail. Throws like observe::Tracking.
+  void observe_tracking() {
+    tracking_.reset();
+    tracking_ = std::make_unique<observe::Tracking>(c_);
+    tracking_model_ = model::TrackingModel{};
+  }
+  bool observing_tracking() const { return tracking_ != nullptr; }
   const std::string& event_flags() const {
     static const std::string none;
     return events_ ? events_->flags() : none;
@@ -196,14 +222,14 @@ class Twin {
   /// From now on the model's counters are compared with INFO (compare_counters()). Reads the
   /// server's stats as the base the model's counts are added to.
   void observe_counters() {
-    counter_base_ = observe::Counters::read(c_, d_);
+    counter_base_ = observe::Counters::read(side(), d_);
     ks_.counters() = model::Counters{};
   }
   /// INFO counters vs the model (observe/counters.hpp); one line per difference. Empty if
   /// observe_counters() was not called.
   std::vector<std::string> compare_counters() {
     if (!counter_base_) return {};
-    return observe::compare(observe::Counters::read(c_, d_), observe::Counters::of_model(ks_, *counter_base_), d_);
+    return observe::compare(observe::Counters::read(side(), d_), observe::Counters::of_model(ks_, *counter_base_), d_);
   }
 
   /// Events that arrived outside any command (active expiry, lazy expiry by read-backs) since
@@ -211,31 +237,41 @@ class Twin {
   /// order of active expiry between keys is the server's). Returns one line per difference;
   /// empty when not observing.
   std::vector<std::string> compare_background_events() {
-    if (!events_) return {};
     const std::string token = "bg" + std::to_string(++marker_seq_);
-    c_.call(events_->marker(token));
-    const auto seen = events_->read_until(token);
-    stray_.insert(stray_.end(), seen.keyevent.begin(), seen.keyevent.end());
     auto model_bg = ks_.take_events();
     background_model_.insert(background_model_.end(), model_bg.begin(), model_bg.end());
-    auto want = observe::deliverable(background_model_, events_->flags());
-    auto got = stray_;
-    stray_.clear();
-    background_model_.clear();
-    auto key = [](const model::Event& e) { return e.key + '\0' + e.name; };
-    std::map<std::string, int> diff;
-    for (const auto& e : got) ++diff[key(e)];
-    for (const auto& e : want) --diff[key(e)];
     std::vector<std::string> out;
-    for (const auto& [k, n] : diff)
-      if (n) {
-        const auto z = k.find('\0');
-        const model::Event e{k.substr(z + 1), k.substr(0, z), '?'};
-        out.push_back("background event " + e.to_string() + (n > 0 ? ": server sent it " : ": model expects it ") +
-                      std::to_string(n > 0 ? n : -n) + " more time(s)");
-      }
+    if (events_) {
+      c_.call(events_->marker(token));
+      const auto seen = events_->read_until(token);
+      stray_.insert(stray_.end(), seen.keyevent.begin(), seen.keyevent.end());
+      auto want = observe::deliverable(background_model_, events_->flags());
+      auto key = [](const model::Event& e) { return e.key + '\0' + e.name; };
+      std::map<std::string, int> diff;
+      for (const auto& e : stray_) ++diff[key(e)];
+      for (const auto& e : want) --diff[key(e)];
+      stray_.clear();
+      for (const auto& [k, n] : diff)
+        if (n) {
+          const auto z = k.find('\0');
+          const model::Event e{k.substr(z + 1), k.substr(0, z), '?'};
+          out.push_back("background event " + e.to_string() + (n > 0 ? ": server sent it " : ": model expects it ") +
+                        std::to_string(n > 0 ? n : -n) + " more time(s)");
+        }
+    }
+    if (tracking_) {
+      c_.call(tracking_->marker(token));
+      auto seen = tracking_->read_until(token);
+      tracking_stray_.insert(tracking_stray_.end(), seen.begin(), seen.end());
+      const auto d =
+          observe::compare_invalidations_unordered(tracking_model_.on_background(background_model_), tracking_stray_);
+      if (!d.empty()) out.push_back("background " + d);
+      tracking_stray_.clear();
+    }
+    background_model_.clear();
     return out;
   }
+
 
   resp::Client& client() { return c_; }
   model::Keyspace& model() { return ks_; }
@@ -251,7 +287,10 @@ class Twin {
       tx_.reset();
     }
     c_("FLUSHALL", "SYNC");
+    side_.reset();  // the server may be another process than last time (a restart)
+    script_strings_.clear();
     ks_.clear();
+    tracking_model_.tracked.clear();
     history_.clear();
     hlen_unknown_.clear();
     compare_background_events();
@@ -280,52 +319,59 @@ class Twin {
       in_script = batch.has_value();
     }
     bool opened_tx = false;
-    if (events_) {
+    {
+      // [begin markers] TIME command TIME [end markers], one round trip. After MULTI, TIME and
+      // PUBLISH would be queued: the MULTI step has no end markers and EXEC no begin markers
+      // (its window starts at the MULTI).
       const std::string n = std::to_string(++marker_seq_);
-      if (u == "MULTI") {  // TIME and PUBLISH would be queued after MULTI: events are read at EXEC
-        auto r = c_.pipeline({events_->marker("b" + n), {"TIME"}, argv});
-        s.before_ms = s.after_ms = time_ms(r[1]);
-        s.server = r[2];
-        const auto before = events_->read_until("b" + n);
-        stray_.insert(stray_.end(), before.keyevent.begin(), before.keyevent.end());
-        s.server_events = observe::Observed{};
+      std::vector<Argv> pre, post, cmds;
+      if (!closes_tx) {
+        if (events_) pre.push_back(events_->marker("b" + n));
+        if (tracking_) pre.push_back(tracking_->marker("b" + n));
+      }
+      if (u != "MULTI") {
+        if (events_) post.push_back(events_->marker("e" + n));
+        if (tracking_) post.push_back(tracking_->marker("e" + n));
+      }
+      cmds = pre;
+      const std::size_t at = cmds.size();
+      if (u == "MULTI") {
+        cmds.insert(cmds.end(), {{"TIME"}, argv});
+      } else if (closes_tx) {
+        cmds.insert(cmds.end(), {argv, {"TIME"}});
+      } else {
+        cmds.insert(cmds.end(), {{"TIME"}, argv, {"TIME"}});
+      }
+      cmds.insert(cmds.end(), post.begin(), post.end());
+      const auto r = c_.pipeline(cmds);
+      if (u == "MULTI") {
+        s.before_ms = s.after_ms = time_ms(r[at]);
+        s.server = r[at + 1];
         if (s.server == Reply::ok()) {
-          tx_ = Transaction{"m" + n, s.before_ms, {}, false, false};
+          tx_ = Transaction{"", s.before_ms, {}, false, false};
           opened_tx = true;
         }
       } else if (closes_tx) {
-        auto r = c_.pipeline({argv, {"TIME"}, events_->marker("e" + n)});
         s.before_ms = tx_->before_ms;
-        s.server = r[0];
-        s.after_ms = time_ms(r[1]);
-        s.server_events = events_->read_until("e" + n);
+        s.server = r[at];
+        s.after_ms = time_ms(r[at + 1]);
       } else {
-        auto r = c_.pipeline({events_->marker("b" + n), {"TIME"}, argv, {"TIME"}, events_->marker("e" + n)});
-        s.before_ms = time_ms(r[1]);
-        s.server = r[2];
-        s.after_ms = time_ms(r[3]);
-        const auto before = events_->read_until("b" + n);
-        stray_.insert(stray_.end(), before.keyevent.begin(), before.keyevent.end());
-        s.server_events = events_->read_until("e" + n);
+        s.before_ms = time_ms(r[at]);
+        s.server = r[at + 1];
+        s.after_ms = time_ms(r[at + 2]);
       }
-    } else if (u == "MULTI") {
-      auto r = c_.pipeline({{"TIME"}, argv});
-      s.before_ms = s.after_ms = time_ms(r[0]);
-      s.server = r[1];
-      if (s.server == Reply::ok()) {
-        tx_ = Transaction{"", s.before_ms, {}, false, false};
-        opened_tx = true;
+      if (!pre.empty()) {
+        if (events_) {
+          const auto before = events_->read_until("b" + n);
+          stray_.insert(stray_.end(), before.keyevent.begin(), before.keyevent.end());
+        }
+        if (tracking_) {
+          const auto before = tracking_->read_until("b" + n);
+          tracking_stray_.insert(tracking_stray_.end(), before.begin(), before.end());
+        }
       }
-    } else if (closes_tx) {
-      auto r = c_.pipeline({argv, {"TIME"}});
-      s.before_ms = tx_->before_ms;
-      s.server = r[0];
-      s.after_ms = time_ms(r[1]);
-    } else {
-      auto r = c_.pipeline({{"TIME"}, argv, {"TIME"}});
-      s.before_ms = time_ms(r[0]);
-      s.server = r[1];
-      s.after_ms = time_ms(r[2]);
+      if (events_) s.server_events = post.empty() ? observe::Observed{} : events_->read_until("e" + n);
+      if (tracking_) s.server_invalidations = post.empty() ? model::Invalidations{} : tracking_->read_until("e" + n);
     }
     if (closes_tx) tx_.reset();
     std::vector<std::string> keys;
@@ -357,10 +403,39 @@ class Twin {
       return model::apply(ks_, d_, argv, at);
     };
     try {
+      model::TrackingModel tm;
+      auto entry = [&](const Argv& a) -> std::optional<model::Entry> {
+        const model::Entry* e = a.size() > 1 ? ks_.raw(a[1]) : nullptr;
+        return e ? std::optional<model::Entry>(*e) : std::nullopt;
+      };
       auto attempt = [&](int64_t at) {
-        s.model = model_reply(at);
-        s.model_events = ks_.take_events();
+        tm = tracking_model_;
+        s.model_invalidations.clear();
+        if (batch && !(u == "EXEC" && (tx_aborted || tx_unknown))) {
+          for (const auto& c : *batch)
+            if (c.empty() || !model::is_modelled(c[0], d_)) throw model::Unmodelled("batch with " + (c.empty() ? std::string("()") : c[0]));
+          std::vector<Reply> replies;
+          s.model_events.clear();
+          for (const auto& c : *batch) {
+            const auto before = entry(c);
+            Reply r = model::apply_batch(ks_, d_, {c}, at, in_script)[0];
+            auto ev = ks_.take_events();
+            if (tracking_) {
+              auto inv = tm.on_command(d_, c, r, ev, {true, before != entry(c)});
+              s.model_invalidations.insert(s.model_invalidations.end(), inv.begin(), inv.end());
+            }
+            s.model_events.insert(s.model_events.end(), ev.begin(), ev.end());
+            replies.push_back(std::move(r));
+          }
+          s.model = Reply::array(std::move(replies));
+        } else {
+          const auto before = entry(argv);
+          s.model = model_reply(at);
+          s.model_events = ks_.take_events();
+          if (tracking_) s.model_invalidations = tm.on_command(d_, argv, s.model, s.model_events, {true, before != entry(argv)});
+        }
         if (opt_.mutate_model_reply) opt_.mutate_model_reply(argv, s.model);
+        if (opt_.mutate_model_invalidations) opt_.mutate_model_invalidations(argv, s.model_invalidations);
         if (opt_.mutate_model_events) opt_.mutate_model_events(argv, s.model_events);
         s.ok = batch && s.model.is_array() ? batch_match(*batch, s.model, s.server, opt_.time_tolerance_ms)
                                            : replies_match(argv, s.model, s.server, opt_.time_tolerance_ms);
@@ -376,8 +451,21 @@ class Twin {
           }
           s.ok = s.ok && (s.events_diff.empty() || !s.known_issue.empty());
         }
+        s.tracking_diff.clear();
+        if (s.server_invalidations) {
+          s.tracking_diff = observe::compare_invalidations(s.model_invalidations, *s.server_invalidations);
+          s.ok = s.ok && s.tracking_diff.empty();
+        }
       };
       attempt(s.before_ms);
+      if (!s.ok && opt_.server && u == "OBJECT" && !script_strings_.empty() && s.model == Reply::string("int") &&
+          s.server == Reply::string("embstr")) {
+        const auto* k = server::find_known_issue("valkey-script-string-not-int-encoded");
+        if (k && k->covers(*opt_.server)) {
+          s.known_issue = k->id;
+          s.ok = s.events_diff.empty() && s.tracking_diff.empty();
+        }
+      }
       for (int64_t at = s.before_ms + 1; !s.ok && window && at <= s.after_ms && at <= s.before_ms + 50; ++at) {
         ks_ = saved;
         attempt(at);
@@ -386,16 +474,26 @@ class Twin {
         ks_ = saved;
         attempt(s.before_ms);
       }
+      tracking_model_ = tm;
+      if (in_script)
+        for (const auto& c : *batch)
+          if (c.size() > 1 && model::upper(c[0]) == "SET") script_strings_.insert(c[1]);
       if (s.ok)
         for (const auto& [k, before] : deadlines_before) adopt_server_deadlines(k, before, s);
     } catch (const model::Unmodelled& e) {
       s.unmodelled = e.what();
+      s.tracking_diff.clear();
       if (window) ks_ = saved;
       if (opt_.adopt_unmodelled) {
-        if (batch)
-          for (const auto& c : *batch) adopt_from_server(c);
-        else
-          adopt_from_server(argv);
+        std::vector<std::string> touched;
+        for (const auto& c : batch ? *batch : std::vector<Argv>{argv}) {
+          auto k = adopt_from_server(c);
+          touched.insert(touched.end(), k.begin(), k.end());
+        }
+        // Tracking: what the command invalidated is not known; what it read is tracked now.
+        for (const auto& k : touched) tracking_model_.tracked.erase(k);
+        for (const auto& c : batch ? *batch : std::vector<Argv>{argv})
+          for (const auto& k : model::TrackingModel::read_keys(c)) tracking_model_.tracked.insert(k);
         s.ok = true;
       }
     }
@@ -459,12 +557,12 @@ class Twin {
     std::set<std::string> keys;
     for (const auto& k : ks_.key_names())
       if (ks_.peek(k, now)) keys.insert(k);
-    auto all = c_("KEYS", "*");
+    auto all = side()("KEYS", "*");
     if (all.is_array())
       for (const auto& k : all.elements()) keys.insert(k.str());
     for (const auto& key : keys) {
       const model::Entry* e = ks_.peek(key, now);
-      const Reply type = c_("TYPE", key);
+      const Reply type = side()("TYPE", key);
       const std::string mt = e ? e->type_name() : "none";
       if (!type.is_status() || type.str() != mt) {
         diffs.push_back(key + ": TYPE server " + type.to_string() + ", model " + mt);
@@ -472,19 +570,19 @@ class Twin {
       }
       if (!e) continue;
       const int64_t tol = opt_.time_tolerance_ms;
-      const Reply pttl = c_("PTTL", key);
+      const Reply pttl = side()("PTTL", key);
       const bool model_ttl = e->expire_ms.has_value();
       if (!pttl.is_integer() || (pttl.as_integer() == -1) == model_ttl)
         diffs.push_back(key + ": key PTTL server " + pttl.to_string() + ", model " +
                         (model_ttl ? std::to_string(*e->expire_ms - now) : "-1"));
       if (e->is_string()) {
-        const Reply v = c_("GET", key);
+        const Reply v = side()("GET", key);
         if (v != Reply::string(e->string()))
           diffs.push_back(key + ": GET server " + v.to_string() + ", model \"" + e->string() + "\"");
         continue;
       }
       const model::Hash& h = e->hash();
-      const Reply len = c_("HLEN", key);
+      const Reply len = side()("HLEN", key);
       if (!hlen_unknown_.count(key) && len != Reply::integer(static_cast<long long>(h.stored_count())))
         diffs.push_back(key + ": HLEN server " + len.to_string() + ", model " + std::to_string(h.stored_count()));
       std::vector<Reply> pairs;
@@ -499,16 +597,16 @@ class Twin {
         expected.push_back(fld.expired(now) ? -2 : fld.expire_ms ? *fld.expire_ms : -1);
       }
       const Argv getall{"HGETALL", key};
-      const Reply all_fields = c_.call(getall);
+      const Reply all_fields = side().call(getall);
       if (!model::same_reply(getall, Reply::array(pairs), all_fields))
         diffs.push_back(key + ": HGETALL server " + oneline(all_fields) + ", model " + oneline(Reply::array(pairs)));
       if (opt_.check_encoding && limits_read_) {
-        const Reply enc = c_("OBJECT", "ENCODING", key);
+        const Reply enc = side()("OBJECT", "ENCODING", key);
         if (!enc.is_string() || enc.str() != model::to_string(h.encoding))
           diffs.push_back(key + ": OBJECT ENCODING server " + enc.to_string() + ", model " + model::to_string(h.encoding));
       }
       if (!h.fields.empty()) {
-        const Reply t = c_.call(times);
+        const Reply t = side().call(times);
         if (!replies_match(times, Reply::ints(expected), t, tol))
           diffs.push_back(key + ": " + resp::cli_line(times) + " server " + oneline(t) + ", model " +
                           oneline(Reply::ints(expected)));
@@ -569,11 +667,11 @@ class Twin {
       const int64_t t = theirs.as_integer();
       if (t != *mine && std::llabs(t - *mine) <= window) mine = t;
     };
-    if (key_ttl) adopt(e->expire_ms, c_("PEXPIRETIME", key));
+    if (key_ttl) adopt(e->expire_ms, side()("PEXPIRETIME", key));
     if (!fields.empty() && e->is_hash()) {
       Argv a{"HPEXPIRETIME", key, "FIELDS", std::to_string(fields.size())};
       a.insert(a.end(), fields.begin(), fields.end());
-      const Reply r = c_.call(a);
+      const Reply r = side().call(a);
       if (!r.is_array() || r.size() != fields.size()) return;
       for (std::size_t i = 0; i < fields.size(); ++i) {
         auto f = e->hash().fields.find(fields[i]);
@@ -635,25 +733,25 @@ class Twin {
   /// server cannot say) are read back into the model as the server now holds them (type,
   /// value, live fields with deadlines, key TTL, encoding). Logically expired fields cannot be
   /// read by name: such keys are left out of the HLEN comparison. The counters are re-based.
-  void adopt_from_server(const Argv& argv) {
+  std::vector<std::string> adopt_from_server(const Argv& argv) {
     std::vector<std::string> keys;
     Argv getkeys{"COMMAND", "GETKEYS"};
     getkeys.insert(getkeys.end(), argv.begin(), argv.end());
-    const Reply k = c_.call(getkeys);
+    const Reply k = side().call(getkeys);
     if (k.is_array())
       for (const auto& e : k.elements()) keys.push_back(e.str());
     for (const auto& key : keys) {
       ks_.erase(key);
-      const Reply type = c_("TYPE", key);
-      const Reply pexp = c_("PEXPIRETIME", key);
+      const Reply type = side()("TYPE", key);
+      const Reply pexp = side()("PEXPIRETIME", key);
       std::optional<int64_t> ttl;
       if (pexp.is_integer() && pexp.as_integer() >= 0) ttl = pexp.as_integer();
       if (type.is_status() && type.str() == "string") {
-        const Reply v = c_("GET", key);
+        const Reply v = side()("GET", key);
         if (v.is_string()) ks_.put(key, model::Entry{v.str(), ttl});
       } else if (type.is_status() && type.str() == "hash") {
         model::Hash h;
-        const Reply all = c_("HGETALL", key);
+        const Reply all = side()("HGETALL", key);
         Argv times{"HPEXPIRETIME", key, "FIELDS", "0"};
         for (std::size_t i = 0; all.is_array() && i + 1 < all.size(); i += 2) {
           h.fields[all[i].str()] = model::Field{all[i + 1].str(), std::nullopt};
@@ -661,23 +759,32 @@ class Twin {
         }
         times[3] = std::to_string(times.size() - 4);
         if (times.size() > 4) {
-          const Reply t = c_.call(times);
+          const Reply t = side().call(times);
           for (std::size_t i = 4; t.is_array() && i < times.size() && i - 4 < t.size(); ++i)
             if (t[i - 4].is_integer() && t[i - 4].as_integer() >= 0) h.fields[times[i]].expire_ms = t[i - 4].as_integer();
         }
-        const Reply enc = c_("OBJECT", "ENCODING", key);
+        const Reply enc = side()("OBJECT", "ENCODING", key);
         if (enc.is_string())
           h.encoding = enc.str() == "listpack"     ? model::Encoding::listpack
                        : enc.str() == "listpackex" ? model::Encoding::listpackex
                                                    : model::Encoding::hashtable;
         h.maybe_indexed = true;  // unknown: Redis may keep it registered (context.hpp)
-        const Reply len = c_("HLEN", key);
+        const Reply len = side()("HLEN", key);
         if (!len.is_integer() || static_cast<std::size_t>(len.as_integer()) != h.fields.size()) hlen_unknown_.insert(key);
         ks_.put(key, model::Entry{std::move(h), ttl});
       }
     }
     ks_.take_events();
     if (counter_base_) observe_counters();
+    return keys;
+  }
+
+  /// The read-back connection (same server, opened on first use): its reads never register
+  /// keys for the tracked connection nor change what a test observes on it.
+  resp::Client& side() {
+    if (!side_ || !side_->connected() || side_->port() != c_.port() || side_->host() != c_.host())
+      side_ = std::make_unique<resp::Client>(c_.host(), c_.port());
+    return *side_;
   }
 
   /// Listpack limits from CONFIG GET into the model; encoding checks stay off if refused.
@@ -708,6 +815,11 @@ class Twin {
   std::optional<observe::Counters> counter_base_;
   std::map<std::string, Coverage> coverage_;
   std::optional<Transaction> tx_;
+  std::unique_ptr<observe::Tracking> tracking_;
+  model::TrackingModel tracking_model_;
+  model::Invalidations tracking_stray_;  ///< invalidations outside commands, not yet compared
+  std::unique_ptr<resp::Client> side_;   ///< read-backs (side())
+  std::set<std::string> script_strings_;  ///< strings a script wrote (valkey-script-string-not-int-encoded)
   std::set<std::string> hlen_unknown_;  ///< keys re-read after an unmodelled command
 };
 
