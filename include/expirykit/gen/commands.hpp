@@ -185,11 +185,12 @@ inline rc::Gen<Argv> key_command() {
 }
 
 /// The commands around hashes: HRANDFIELD (every count form), HSCAN 0, UNLINK, DBSIZE,
-/// OBJECT ENCODING, MOVE / COPY ... DB to db 1, SWAPDB 0 1 (which brings keys back).
+/// OBJECT ENCODING, MOVE / COPY ... DB to db 1, SWAPDB 0 1 (which brings keys back), DUMP, and
+/// RESTORE of a key's DUMP payload (named `@dump:<key>`, resolved by state::Twin).
 inline rc::Gen<Argv> around_command() {
   return full(rc::gen::exec([] {
     const std::string k = *key_name();
-    switch (*rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {2, 2}, {1, 3}, {3, 4}, {2, 5}, {2, 6}, {1, 7}})) {
+    switch (*rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {2, 2}, {1, 3}, {3, 4}, {2, 5}, {2, 6}, {1, 7}, {1, 8}, {4, 9}})) {
       case 0: {
         Argv a{"HRANDFIELD", k};
         if (*rc::gen::inRange(0, 4)) {
@@ -213,7 +214,21 @@ inline rc::Gen<Argv> around_command() {
         if (*rc::gen::inRange(0, 2)) a.push_back("REPLACE");
         return a;
       }
-      default: return Argv{"SWAPDB", "0", "1"};
+      case 7: return Argv{"SWAPDB", "0", "1"};
+      case 8: return Argv{"DUMP", k};
+      default: {
+        // The payload of DUMP <source> taken when the command runs (state::Twin::dump_ref).
+        // TTLs far or clearly past (ABSTTL 1), never near "now".
+        const bool abs = *rc::gen::inRange(0, 4) == 0;
+        Argv a{"RESTORE", *key_name(),
+               abs ? *rc::gen::elementOf(std::vector<std::string>{"1", "4102444800000"})
+                   : *rc::gen::elementOf(std::vector<std::string>{"0", "0", "100000000"}),
+               std::string("@dump:") + k};
+        if (*rc::gen::inRange(0, 2)) a.push_back("REPLACE");
+        if (abs) a.push_back("ABSTTL");
+        if (*rc::gen::inRange(0, 6) == 0) detail::append(a, {"IDLETIME", "10"});
+        return a;
+      }
     }
   }));
 }

@@ -12,7 +12,8 @@
 // Commands: HSET HMSET HSETNX HGET HMGET HDEL HLEN HEXISTS HGETALL* HKEYS* HVALS* HSTRLEN HINCRBY
 // HINCRBYFLOAT HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT HTTL HPTTL HEXPIRETIME HPEXPIRETIME HPERSIST
 // HSETEX HGETEX HGETDEL DEL EXISTS TYPE SET GET EXPIRE PEXPIRE EXPIREAT PEXPIREAT PERSIST TTL PTTL
-// RENAME COPY (incl. DB) UNLINK DBSIZE OBJECT(ENCODING) MOVE SWAPDB, HRANDFIELD** HSCAN**.
+// RENAME COPY (incl. DB) UNLINK DBSIZE OBJECT(ENCODING) MOVE SWAPDB DUMP*** RESTORE***,
+// HRANDFIELD** HSCAN**. (***) payloads: model/dump_commands.hpp.
 // (*) unordered replies, (**) replies the server chooses: compare with canonical.hpp's
 // same_reply(). Besides the reply, each command records its effects in the Keyspace (events,
 // counters, encodings: effects.hpp).
@@ -25,6 +26,7 @@
 
 #include <expirykit/model/context.hpp>
 #include <expirykit/model/db_commands.hpp>
+#include <expirykit/model/dump_commands.hpp>
 #include <expirykit/model/field_ttl_commands.hpp>
 #include <expirykit/model/hash_commands.hpp>
 #include <expirykit/model/key_commands.hpp>
@@ -60,7 +62,8 @@ inline const std::map<std::string, CommandFn>& command_table() {
       {"UNLINK", cmd::unlink},       {"DBSIZE", cmd::dbsize},
       {"OBJECT", cmd::object},       {"MOVE", cmd::move},
       {"SWAPDB", cmd::swapdb},       {"HRANDFIELD", cmd::hrandfield},
-      {"HSCAN", cmd::hscan},
+      {"HSCAN", cmd::hscan},         {"DUMP", cmd::dump},
+      {"RESTORE", cmd::restore},
   };
   return table;
 }

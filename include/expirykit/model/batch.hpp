@@ -39,7 +39,7 @@ inline int command_arity(const std::string& name) {
       {"GET", 2},         {"EXPIRE", -3},      {"PEXPIRE", -3},      {"EXPIREAT", -3},      {"PEXPIREAT", -3},
       {"PERSIST", 2},     {"TTL", 2},          {"PTTL", 2},          {"RENAME", 3},         {"COPY", -3},
       {"UNLINK", -2},     {"DBSIZE", 1},       {"OBJECT", -2},       {"MOVE", 3},           {"SWAPDB", 3},
-      {"HRANDFIELD", -2}, {"HSCAN", -3},
+      {"HRANDFIELD", -2}, {"HSCAN", -3},       {"DUMP", 2},          {"RESTORE", -4},
   };
   auto it = t.find(upper(name));
   return it == t.end() ? 0 : it->second;

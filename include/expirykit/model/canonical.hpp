@@ -119,6 +119,7 @@ inline bool same_reply(const Argv& argv, const Reply& expected, const Reply& act
   if (!argv.empty()) {
     const std::string u = upper(argv[0]);
     if (u == "HRANDFIELD" || u == "HSCAN") return allowed_random_reply(argv, expected, actual);
+    if (u == "DUMP" && expected.is_string()) return actual.is_string();  // a payload (dump_commands.hpp)
   }
   return canonical(argv, expected) == canonical(argv, actual);
 }

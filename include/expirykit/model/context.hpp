@@ -184,6 +184,20 @@ inline void after_hash_write(Context& c, const std::string& key, bool ttl_set) {
   if (c.d.volatile_index_lazy && h.has_volatile()) h.maybe_indexed = true;
 }
 
+/// The encoding a hash gets when a server loads it (DEBUG RELOAD, a restart, RESTORE): one
+/// that is too big for a listpack is a hashtable; otherwise Valkey makes a hash with volatile
+/// fields a hashtable and one without a listpack (live 9.1.2: RDB type 22 loads as hashtable,
+/// type 4 as listpack), and Redis keeps listpackex for a hash that had it or has volatile fields,
+/// listpack otherwise (live 8.0.6: type 25 restores as listpackex even without TTLs).
+inline Encoding loaded_encoding(const Dialect& d, const Hash& h, const ListpackLimits& lim) {
+  bool big = h.fields.size() > lim.entries;
+  for (const auto& [name, f] : h.fields) big = big || name.size() > lim.value || f.value.size() > lim.value;
+  if (big) return Encoding::hashtable;
+  if (d.ttl_encoding == "listpackex")
+    return (h.encoding == Encoding::listpackex || h.has_volatile()) ? Encoding::listpackex : Encoding::listpack;
+  return h.has_volatile() ? Encoding::hashtable : Encoding::listpack;
+}
+
 /// Redis lazy expiry on access (dialect.lazy_delete_on_read): removes `field` from the hash at
 /// `key` if it is logically expired (`hexpired`, once per key and command however many fields
 /// go; expired_fields + 1 per field), then the key if the hash became empty (`del`). Returns

@@ -252,6 +252,12 @@ class Keyspace {
     return out;
   }
   const std::vector<Event>& pending_events() const { return events_; }
+  /// DUMP payloads the model has seen (model/dump_commands.hpp): the entry each stands for.
+  void remember_dump(const std::string& payload, const Entry& e) { dumps_[payload] = e; }
+  const Entry* dumped(const std::string& payload) const {
+    auto it = dumps_.find(payload);
+    return it == dumps_.end() ? nullptr : &it->second;
+  }
   Counters& counters() { return counters_; }
   const Counters& counters() const { return counters_; }
   ListpackLimits& limits() { return limits_; }
@@ -346,6 +352,7 @@ class Keyspace {
 
   Map keys_;
   std::map<int, Map> other_;
+  std::map<std::string, Entry> dumps_;
   std::vector<Event> events_;
   Counters counters_;
   ListpackLimits limits_;

@@ -300,7 +300,13 @@ class Twin {
   int64_t server_time() { return time_ms(c_("TIME")); }
 
   /// Runs `argv` on the server (between two TIMEs) and on the model; records the step.
-  Step run(const Argv& argv) {
+  /// `RESTORE key ttl @dump:<src> ...` names the payload of DUMP <src> taken now (over the
+  /// read-back connection; the model remembers which entry it stands for): generators cannot
+  /// know payloads. A missing <src> gives an empty payload.
+  static constexpr const char* dump_ref = "@dump:";
+
+  Step run(const Argv& argv_in) {
+    const Argv argv = resolve_dump_ref(argv_in);
     Step s;
     s.argv = argv;
     const std::string u = argv.empty() ? std::string() : model::upper(argv[0]);
@@ -475,6 +481,8 @@ class Twin {
         attempt(s.before_ms);
       }
       tracking_model_ = tm;
+      if (s.ok && u == "DUMP" && s.server.is_string() && argv.size() == 2)
+        if (const model::Entry* e = ks_.raw(argv[1])) ks_.remember_dump(s.server.str(), *e);
       if (in_script)
         for (const auto& c : *batch)
           if (c.size() > 1 && model::upper(c[0]) == "SET") script_strings_.insert(c[1]);
@@ -503,6 +511,18 @@ class Twin {
     }
     history_.push_back(s);
     return s;
+  }
+
+  /// See dump_ref.
+  Argv resolve_dump_ref(const Argv& a) {
+    if (a.size() < 4 || model::upper(a[0]) != "RESTORE" || a[3].rfind(dump_ref, 0) != 0) return a;
+    Argv out = a;
+    const std::string src = a[3].substr(std::string(dump_ref).size());
+    const Reply p = side()("DUMP", src);
+    out[3] = p.is_string() ? p.str() : std::string();
+    if (p.is_string())
+      if (const model::Entry* e = ks_.raw(src)) ks_.remember_dump(p.str(), *e);
+    return out;
   }
 
   /// True between a MULTI this twin sent and its EXEC / DISCARD.
