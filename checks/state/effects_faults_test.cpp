@@ -56,7 +56,7 @@ bool is_hset(const Argv& a) { return !a.empty() && model::upper(a[0]) == "HSET";
 
 }  // namespace
 
-TEST_CASE_METHOD(Faults, "Effects fault: a wrong keyspace event of HSET fails the step, naming both event lists",
+TEST_CASE_METHOD(Faults, "Effects fault: a wrong keyspace event of HSET fails the step and names both event lists",
                  "[state][effects][faults]") {
   require_field_ttl();
   // Unplanted: the same script passes and the subscriber saw exactly hset@h.

@@ -127,7 +127,7 @@ TEST_CASE_METHOD(Effects, "Effects: HSET and HDEL notify once per call; the last
   settle();
 }
 
-TEST_CASE_METHOD(Effects, "Effects: HEXPIRE notifies once for several fields, not at all for -2 only; a past time deletes",
+TEST_CASE_METHOD(Effects, "Effects: HEXPIRE notifies once for several fields and not at all for -2 only; a past time deletes",
                  "[semantics][effects]") {
   observe();
   expect("HSET h a 1 b 2 c 3 d 4", Reply::integer(4), {"hset@h"});
@@ -154,7 +154,7 @@ TEST_CASE_METHOD(Effects, "Effects: HPERSIST notifies only when a TTL was remove
   settle();
 }
 
-TEST_CASE_METHOD(Effects, "Effects: HSETEX without TTL, with a future and with a past deadline, on existing and missing keys",
+TEST_CASE_METHOD(Effects, "Effects: HSETEX without TTL / with a future deadline / with a past one on existing and missing keys",
                  "[semantics][effects]") {
   observe();
   const std::string p = past();
@@ -184,7 +184,7 @@ TEST_CASE_METHOD(Effects, "Effects: HSETEX without TTL, with a future and with a
   settle();
 }
 
-TEST_CASE_METHOD(Effects, "Effects: HGETEX with a future deadline, a past one, and PERSIST", "[semantics][effects]") {
+TEST_CASE_METHOD(Effects, "Effects: HGETEX with a future deadline / a past one / PERSIST", "[semantics][effects]") {
   observe();
   expect("HSET h a 1 b 2 c 3", Reply::integer(3), {"hset@h"});
   expect("HGETEX h EX 100000 FIELDS 2 a nope", Reply::array({Reply::string("1"), Reply::nil()}), {"hexpire@h"});
@@ -200,7 +200,7 @@ TEST_CASE_METHOD(Effects, "Effects: HGETEX with a future deadline, a past one, a
   settle();
 }
 
-TEST_CASE_METHOD(Effects, "Effects: HGETDEL notifies hdel, and del with the last field", "[semantics][effects]") {
+TEST_CASE_METHOD(Effects, "Effects: HGETDEL notifies hdel and del with the last field", "[semantics][effects]") {
   observe();
   expect("HSET h a 1 b 2", Reply::integer(2), {"hset@h"});
   expect("HGETDEL h FIELDS 2 a nope", Reply::array({Reply::string("1"), Reply::nil()}), {"hdel@h"});
@@ -225,7 +225,7 @@ TEST_CASE_METHOD(Effects, "Effects: a write over a logically expired field (acti
   active_expire_on();
 }
 
-TEST_CASE_METHOD(Effects, "Effects: Redis deletes logically expired fields on HGET and HMGET, one hexpired per call",
+TEST_CASE_METHOD(Effects, "Effects: Redis deletes logically expired fields on HGET and HMGET with one hexpired per call",
                  "[semantics][effects]") {
   observe();
   expect("HSET h a 1 b 2 c 3 d 4", Reply::integer(4), {"hset@h"});
@@ -241,7 +241,7 @@ TEST_CASE_METHOD(Effects, "Effects: Redis deletes logically expired fields on HG
   active_expire_on();
 }
 
-TEST_CASE_METHOD(Effects, "Effects: active expiry of 3 fields of one hash: events, invalidation and counters",
+TEST_CASE_METHOD(Effects, "Effects: active expiry of 3 fields of one hash: events / invalidation / counters",
                  "[semantics][effects]") {
   observe(/*tracking=*/true);
   expect("HSET h a 1 b 2 c 3", Reply::integer(3), {"hset@h"});
@@ -272,7 +272,7 @@ TEST_CASE_METHOD(Effects, "Effects: active expiry of 3 fields of one hash: event
   expect("EXISTS h other", Reply::integer(1), {});
 }
 
-TEST_CASE_METHOD(Effects, "Effects: a field TTL converts a listpack hash (hashtable on Valkey, listpackex on Redis)",
+TEST_CASE_METHOD(Effects, "Effects: a field TTL converts a listpack hash (hashtable on Valkey / listpackex on Redis)",
                  "[semantics][effects][encoding]") {
   observe();
   const Reply ttl_enc = Reply::string(valkey() ? "hashtable" : "listpackex");
@@ -396,7 +396,7 @@ TEST_CASE_METHOD(Effects, "Effects: HRANDFIELD and HSCAN over a logically expire
   active_expire_on();
 }
 
-TEST_CASE_METHOD(Effects, "Effects: MOVE, SWAPDB and COPY ... DB carry field deadlines; events and invalidations of db 0",
+TEST_CASE_METHOD(Effects, "Effects: MOVE / SWAPDB / COPY ... DB carry field deadlines; events and invalidations of db 0",
                  "[semantics][effects]") {
   observe(/*tracking=*/true);
   expect("HSET h a 1 b 2", Reply::integer(2), {"hset@h"});

@@ -304,14 +304,16 @@ inline rc::Gen<Argv> batchable_command(const model::Dialect& d) {
 }
 
 /// One step of a sequence: mostly one command; 1 in 25 a MULTI ... EXEC block of 1..4 commands
-/// (1 in 8 of them ends with DISCARD), 1 in 25 the sequence script over 1..4 commands
+/// (1 in 8 of them ends with DISCARD), 1 in 25 the sequence script (EVAL) or function (FCALL)
+/// over 1..4 commands
 /// (model/batch.hpp: time is frozen for the whole block in both).
 inline rc::Gen<std::vector<Argv>> chunk(const model::Dialect& d) {
   return full(rc::gen::exec([d] {
     const int kind = *rc::gen::weightedElement<int>({{23, 0}, {1, 1}, {1, 2}});
     if (kind == 0) return std::vector<Argv>{*command(d)};
     auto inner = *rc::gen::resize(4, rc::gen::nonEmpty(rc::gen::container<std::vector<Argv>>(batchable_command(d))));
-    if (kind == 2) return std::vector<Argv>{model::sequence_eval(inner)};
+    if (kind == 2)
+      return std::vector<Argv>{*rc::gen::inRange(0, 2) ? model::sequence_eval(inner) : model::sequence_fcall(inner)};
     std::vector<Argv> out{{"MULTI"}};
     out.insert(out.end(), inner.begin(), inner.end());
     out.push_back({*rc::gen::inRange(0, 8) == 0 ? "DISCARD" : "EXEC"});

@@ -7,13 +7,13 @@
 // the server mutates its data. Errors are Replies (exact dialect text), never exceptions.
 //
 // Throws model::Unmodelled for a command outside the model (unknown name, HSETEX/HGETEX/HGETDEL
-// on a dialect without them, SET IFEQ, COPY DB, ...): the model never guesses.
+// on a dialect without them, SET IFEQ, HSCAN MATCH, ...): the model never guesses.
 //
 // Commands: HSET HMSET HSETNX HGET HMGET HDEL HLEN HEXISTS HGETALL* HKEYS* HVALS* HSTRLEN HINCRBY
 // HINCRBYFLOAT HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT HTTL HPTTL HEXPIRETIME HPEXPIRETIME HPERSIST
 // HSETEX HGETEX HGETDEL DEL EXISTS TYPE SET GET EXPIRE PEXPIRE EXPIREAT PEXPIREAT PERSIST TTL PTTL
 // RENAME COPY (incl. DB) UNLINK DBSIZE OBJECT(ENCODING) MOVE SWAPDB DUMP*** RESTORE***,
-// HRANDFIELD** HSCAN**. (***) payloads: model/dump_commands.hpp.
+// FLUSHALL FLUSHDB, HRANDFIELD** HSCAN**. (***) payloads: model/dump_commands.hpp.
 // (*) unordered replies, (**) replies the server chooses: compare with canonical.hpp's
 // same_reply(). Besides the reply, each command records its effects in the Keyspace (events,
 // counters, encodings: effects.hpp).
@@ -63,7 +63,8 @@ inline const std::map<std::string, CommandFn>& command_table() {
       {"OBJECT", cmd::object},       {"MOVE", cmd::move},
       {"SWAPDB", cmd::swapdb},       {"HRANDFIELD", cmd::hrandfield},
       {"HSCAN", cmd::hscan},         {"DUMP", cmd::dump},
-      {"RESTORE", cmd::restore},
+      {"RESTORE", cmd::restore},     {"FLUSHALL", cmd::flushall},
+      {"FLUSHDB", cmd::flushdb},
   };
   return table;
 }

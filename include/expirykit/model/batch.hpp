@@ -39,7 +39,8 @@ inline int command_arity(const std::string& name) {
       {"GET", 2},         {"EXPIRE", -3},      {"PEXPIRE", -3},      {"EXPIREAT", -3},      {"PEXPIREAT", -3},
       {"PERSIST", 2},     {"TTL", 2},          {"PTTL", 2},          {"RENAME", 3},         {"COPY", -3},
       {"UNLINK", -2},     {"DBSIZE", 1},       {"OBJECT", -2},       {"MOVE", 3},           {"SWAPDB", 3},
-      {"HRANDFIELD", -2}, {"HSCAN", -3},       {"DUMP", 2},          {"RESTORE", -4},
+      {"HRANDFIELD", -2}, {"HSCAN", -3},       {"DUMP", 2},          {"RESTORE", -4},       {"FLUSHALL", -1},
+      {"FLUSHDB", -1},
   };
   auto it = t.find(upper(name));
   return it == t.end() ? 0 : it->second;
@@ -107,6 +108,27 @@ inline const std::string& sequence_script() {
   return s;
 }
 
+/// The same as a function (FUNCTION LOAD this library; FCALL expirykit_seq 0 ...): functions run
+/// with time frozen like scripts (redis.io/docs/latest/develop/programmability/functions-intro).
+inline const std::string& sequence_function_library() {
+  static const std::string s =
+      "#!lua name=expirykit\nredis.register_function('expirykit_seq', function(keys, args) local out = {} "
+      "local i = 1 while i <= #args do local n = tonumber(args[i]) local cmd = {} for j = 1, n do cmd[j] = "
+      "args[i + j] end out[#out + 1] = redis.pcall(unpack(cmd)) i = i + n + 1 end return out end)";
+  return s;
+}
+
+/// FCALL argv running the library's expirykit_seq over `cmds` (load the library first:
+/// state::Twin does on first use).
+inline Argv sequence_fcall(const std::vector<Argv>& cmds) {
+  Argv a{"FCALL", "expirykit_seq", "0"};
+  for (const auto& c : cmds) {
+    a.push_back(std::to_string(c.size()));
+    a.insert(a.end(), c.begin(), c.end());
+  }
+  return a;
+}
+
 /// EVAL argv running sequence_script() over `cmds`.
 inline Argv sequence_eval(const std::vector<Argv>& cmds) {
   Argv a{"EVAL", sequence_script(), "0"};
@@ -117,10 +139,12 @@ inline Argv sequence_eval(const std::vector<Argv>& cmds) {
   return a;
 }
 
-/// The commands packed in an EVAL of sequence_script() (with 0 keys), or nullopt for any other
-/// EVAL or a malformed packing.
+/// The commands packed in an EVAL of sequence_script() or an FCALL of expirykit_seq (with 0
+/// keys), or nullopt for any other EVAL / FCALL or a malformed packing.
 inline std::optional<std::vector<Argv>> sequence_eval_commands(const Argv& a) {
-  if (a.size() < 3 || upper(a[0]) != "EVAL" || a[1] != sequence_script() || a[2] != "0") return std::nullopt;
+  if (a.size() < 3 || a[2] != "0") return std::nullopt;
+  const std::string u = upper(a[0]);
+  if (!(u == "EVAL" && a[1] == sequence_script()) && !(u == "FCALL" && a[1] == "expirykit_seq")) return std::nullopt;
   std::vector<Argv> out;
   for (std::size_t i = 3; i < a.size();) {
     long long n = 0;

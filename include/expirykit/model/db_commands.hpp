@@ -1,5 +1,5 @@
 // expirykit/model/db_commands.hpp: commands on keys and databases around volatile hashes:
-// UNLINK, DBSIZE, OBJECT ENCODING, MOVE, SWAPDB.
+// UNLINK, DBSIZE, OBJECT ENCODING, MOVE, SWAPDB, FLUSHALL, FLUSHDB.
 //
 // Field deadlines are absolute and travel with the hash (valkey-hfe.md §11 [L][T], redis-hfe.md
 // §5 [V]); the volatile-field index follows the key into its database (live 9.1.2 / 8.0.6).
@@ -99,6 +99,26 @@ inline Reply swapdb(Context& c) {
   if (!parse_ll(a[2], y)) return Reply::error("ERR invalid second DB index");
   if (x < 0 || x > 15 || y < 0 || y > 15) throw Unmodelled("SWAPDB outside 0..15");
   c.ks.swap_db(static_cast<int>(x), static_cast<int>(y));
+  return Reply::ok();
+}
+
+namespace detail {
+inline bool flush_args_ok(const Argv& a) {
+  return a.size() == 1 || (a.size() == 2 && (iequals(a[1], "SYNC") || iequals(a[1], "ASYNC")));
+}
+}  // namespace detail
+
+/// FLUSHALL [SYNC|ASYNC] -> OK; every database emptied, counters kept, no keyspace events.
+inline Reply flushall(Context& c) {
+  if (!detail::flush_args_ok(c.argv)) return Reply::error(c.d.err.syntax);
+  c.ks.clear();
+  return Reply::ok();
+}
+
+/// FLUSHDB [SYNC|ASYNC] -> OK; the current database (db 0) emptied.
+inline Reply flushdb(Context& c) {
+  if (!detail::flush_args_ok(c.argv)) return Reply::error(c.d.err.syntax);
+  for (const auto& k : c.ks.key_names()) c.ks.erase(k);
   return Reply::ok();
 }
 

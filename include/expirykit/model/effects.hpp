@@ -9,7 +9,8 @@
 // event name) and `__keyevent@<db>__:<event>` (message: the key), when its class is enabled in
 // notify-keyspace-events (K and E select the channels). The class letters are the servers' own
 // (valkey.io/topics/notifications, redis.io/docs/latest/develop/use/keyspace-notifications):
-//   g generic (del, expire, persist, rename_from, rename_to, copy_to), $ string (set),
+//   g generic (del, expire, persist, rename_from, rename_to, copy_to, move_from, move_to,
+//   restore), $ string (set),
 //   h hash (hset, hdel, hincrby, hincrbyfloat, hexpire, hpersist, hexpired from a command),
 //   x expired (expired; hexpired from active expiry on Valkey: Dialect::hexpired_class).
 // Notifications carry only the key, never the field (redis-hfe.md §7).

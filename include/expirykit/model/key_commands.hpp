@@ -4,7 +4,7 @@
 // COPY. Key TTLs are absolute Unix ms and independent of field TTLs (redis-hfe.md §5 [V],
 // valkey-hfe.md §11 [L]). A hash whose fields are all logically expired but not reclaimed still
 // exists for EXISTS, TYPE, DEL (valkey-hfe.md §10 [L]; Redis until a read deletes them lazily).
-// Options outside the model (SET IFEQ, COPY DB, ...) throw Unmodelled.
+// Options outside the model (SET IFEQ, ...) throw Unmodelled.
 // Events (model/effects.hpp): del, set ($), expire, persist, rename_from, rename_to, copy_to
 // (class g unless noted), as the servers' generic commands emit them.
 #pragma once

@@ -110,7 +110,8 @@ struct Entry {
   friend bool operator==(const Entry&, const Entry&) = default;
 };
 
-/// The whole modelled database (one db, db 0).
+/// The whole modelled data: the current database (db 0, where commands run) and databases
+/// 1..15 (MOVE, SWAPDB, COPY ... DB).
 class Keyspace {
  public:
   using Map = std::map<std::string, Entry>;

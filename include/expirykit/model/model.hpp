@@ -3,6 +3,7 @@
 #pragma once
 
 #include <expirykit/model/apply.hpp>
+#include <expirykit/model/batch.hpp>
 #include <expirykit/model/canonical.hpp>
 #include <expirykit/model/context.hpp>
 #include <expirykit/model/dialect.hpp>
@@ -10,3 +11,4 @@
 #include <expirykit/model/hash_commands.hpp>
 #include <expirykit/model/key_commands.hpp>
 #include <expirykit/model/keyspace.hpp>
+#include <expirykit/model/tracking.hpp>

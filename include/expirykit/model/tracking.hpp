@@ -31,7 +31,8 @@
 //   * Keys are names, whatever the database (Event::db is ignored): a write to h in db 1
 //     invalidates a read of h in db 0; MOVE h 1 sends one message for h; COPY h d DB 1 one for
 //     d; SWAPDB sends nothing and the model emits no event for it (live 9.1.2 / 8.0.6).
-// Not covered: BCAST / OPTIN / OPTOUT / NOLOOP modes, MULTI/EXEC, scripts.
+// Not covered: BCAST / OPTIN / OPTOUT / NOLOOP modes. Inside MULTI/EXEC and the kit's sequence
+// script, state::Twin applies these rules command by command (registration as each runs).
 #pragma once
 
 #include <cstddef>

@@ -27,9 +27,9 @@
 //   twin.observe_tracking();    // CLIENT TRACKING invalidations of the twin's connection
 // The twin's own read-backs (compare_state, deadlines it adopts, keys it re-reads, INFO) go over
 // a second connection to the same server, so they never register keys for tracking nor show up
-// in what a test observes on its connection.
-// and compare_state() also checks OBJECT ENCODING of every hash (Options::check_encoding), with the
-// listpack limits read from the server (CONFIG GET) when the twin is made.
+// in what a test observes on its connection. compare_state() also checks OBJECT ENCODING of every
+// hash (Options::check_encoding), with the listpack limits read from the server (CONFIG GET) when
+// the twin is made.
 #pragma once
 
 #include <algorithm>
@@ -320,9 +320,10 @@ class Twin {
       batch = tx_->queued;
       tx_aborted = tx_->aborted;
       tx_unknown = tx_->unmodelled;
-    } else if (u == "EVAL") {
+    } else if (u == "EVAL" || u == "FCALL") {
       batch = model::sequence_eval_commands(argv);
       in_script = batch.has_value();
+      if (in_script && u == "FCALL") load_sequence_function();
     }
     bool opened_tx = false;
     {
@@ -427,7 +428,9 @@ class Twin {
             Reply r = model::apply_batch(ks_, d_, {c}, at, in_script)[0];
             auto ev = ks_.take_events();
             if (tracking_) {
-              auto inv = tm.on_command(d_, c, r, ev, {true, before != entry(c)});
+              // A call refused for its arity (in a script: another text) registers nothing.
+              const Reply as_seen = in_script && !model::arity_ok(c) ? Reply::error(d_.arity_error(c[0])) : r;
+              auto inv = tm.on_command(d_, c, as_seen, ev, {true, before != entry(c)});
               s.model_invalidations.insert(s.model_invalidations.end(), inv.begin(), inv.end());
             }
             s.model_events.insert(s.model_events.end(), ev.begin(), ev.end());
@@ -511,6 +514,16 @@ class Twin {
     }
     history_.push_back(s);
     return s;
+  }
+
+  /// FUNCTION LOAD of model::sequence_function_library() unless the server has it (FUNCTION
+  /// LIST; a restarted server without persistence may have lost it). Throws std::runtime_error
+  /// if the server refuses.
+  void load_sequence_function() {
+    const Reply have = side()("FUNCTION", "LIST", "LIBRARYNAME", "expirykit");
+    if (have.is_array() && have.size() > 0) return;
+    const Reply r = side()("FUNCTION", "LOAD", "REPLACE", model::sequence_function_library());
+    if (r.is_error()) throw std::runtime_error("FUNCTION LOAD of the kit's sequence function answered " + r.to_string());
   }
 
   /// See dump_ref.
