@@ -151,3 +151,78 @@ TEST_CASE_METHOD(P, "probe5 hsetex fxx/fnx keepttl expired and hgetex on expired
   settle();
   twin().set_active_expire(true);
 }
+
+TEST_CASE_METHOD(P, "probe6 long arguments and encodings", "[.probe]") {
+  all();
+  const std::string L(70, 'L');
+  go("HSET h1 a 1");
+  go("HEXPIRE h1 100 FIELDS 1 " + L);
+  go("OBJECT ENCODING h1");
+  go("HSET h2 a 1");
+  go("HGETEX h2 EX 100 FIELDS 1 " + L);
+  go("OBJECT ENCODING h2");
+  go("HSET h3 a 1");
+  go("HSETEX h3 FNX EX 100 FIELDS 1 a " + L);
+  go("OBJECT ENCODING h3");
+  go("HSET h4 a 1");
+  go("HSETEX h4 FXX FIELDS 1 " + L + " v");
+  go("OBJECT ENCODING h4");
+  go("HSET h5 a 1");
+  go("HSETNX h5 a " + L);
+  go("OBJECT ENCODING h5");
+  go("HSET h6 a 1");
+  go("HSETEX h6 PX 0 FIELDS 1 " + L + " v");
+  go("OBJECT ENCODING h6");
+  go("HSET h7 a 1");
+  go("HSETEX h7 KEEPTTL FIELDS 1 b " + L);
+  go("OBJECT ENCODING h7");
+  go("HSET h8 a 1");
+  go("HGETDEL h8 FIELDS 1 " + L);
+  go("HPERSIST h8 FIELDS 1 " + L);
+  go("HGETEX h8 PERSIST FIELDS 1 " + L);
+  go("OBJECT ENCODING h8");
+  go("HSET h9 a 1 b 2");
+  go("HEXPIRE h9 0 FIELDS 1 " + L);
+  go("HEXPIRE h9 0 FIELDS 1 b");
+  go("OBJECT ENCODING h9");
+  go("HSETEX h10 PX 0 FIELDS 1 a " + L);
+  go("HSET h11 a 1");
+  go("HSETEX h11 XX EX 100 FIELDS 1 b " + L);
+  go("OBJECT ENCODING h11");
+  settle();
+}
+
+TEST_CASE_METHOD(P, "probe7 HRANDFIELD on big hashes with expired fields", "[.probe]") {
+  all();
+  for (int n : {20, 200}) {
+    const std::string k = "big" + std::to_string(n);
+    expirykit::resp::Argv hs{"HSET", k};
+    std::vector<std::string> exp;
+    for (int i = 0; i < n; ++i) {
+      hs.push_back("f" + std::to_string(i));
+      hs.push_back("v" + std::to_string(i));
+      if (i % 2) exp.push_back("f" + std::to_string(i));
+    }
+    go(hs);
+    go("HEXPIRE " + k + " 1000 FIELDS 1 f0");
+    expire_unreclaimed(k, exp);
+  }
+  for (int r = 0; r < 20; ++r)
+    for (const char* k : {"big20", "big200"})
+      for (const char* tail : {"", " -5", " 5", " -50", " 50", " 150", " -150 WITHVALUES", " 150 WITHVALUES",
+                               " 3 WITHVALUES", " -3 WITHVALUES"})
+        go(std::string("HRANDFIELD ") + k + tail);
+  go("HSCAN big200 0");
+  go("HSCAN big200 0 COUNT 1000");
+  go("HSCAN big20 0 NOVALUES");
+  expirykit::resp::Argv all2{"HSET", "gone"};
+  go("HSET g2 a 1 b 2");
+  go("HSET g3 a 1 b 2");
+  expire_unreclaimed("g2", {"a", "b"});
+  expire_unreclaimed("g3", {"a", "b"});
+  go("HRANDFIELD g2 -3");
+  go("HRANDFIELD g3 -3 WITHVALUES");
+  go("HRANDFIELD g3 3");
+  settle();
+  twin().set_active_expire(true);
+}

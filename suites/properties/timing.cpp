@@ -3,7 +3,8 @@
 //     HEXISTS/HGETALL/HTTL), counted by HLEN as the dialect says (model and server side by side:
 //     the model applies the dialect's lazy deletion on Redis and none on Valkey);
 //   * once active expiry resumes, every expired field is reclaimed within kReclaimBound, the
-//     live ones stay, and the key disappears with its last field.
+//     live ones stay, and the key disappears with its last field; active expiry's keyspace
+//     notifications, client-tracking invalidations and INFO counters are what the model says.
 // Deadlines are 30..250 ms ahead (the only place near-future TTLs are generated); the test waits
 // on the SERVER clock until the latest deadline plus the command window has passed, so the
 // outcome does not depend on machine load.
@@ -28,6 +29,9 @@ constexpr auto kReclaimBound = std::chrono::seconds(5);
 
 TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then reclaimed within a bound", "[properties][timing]") {
   auto& t = twin();
+  t.observe_events();
+  t.observe_counters();
+  t.observe_tracking();
   const int runs = static_cast<int>(10 * expirykit::state::prop_scale());
   rc::detail::TestParams params = rc::detail::configuration().testParams;
   params.maxSuccess = runs;
@@ -42,9 +46,8 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
                                                                   rc::gen::weightedElement<int>({{3, 0}, {5, 1}, {2, 2}}));
         const auto near = *rc::gen::container<std::vector<int>>(static_cast<std::size_t>(n), expirykit::gen::full(rc::gen::inRange(30, 251)));
         const int reads = *expirykit::gen::full(rc::gen::inRange(0, 4));  // how many read commands before resuming
-        client()("FLUSHALL", "SYNC");
-        t.model().clear();
-        t.clear_history();
+        t.flushall();
+        t.observe_counters();
         RC_ASSERT(t.set_active_expire(false) == Reply::ok());
         Argv hset{"HSET", "h"};
         for (int i = 0; i < n; ++i) {
@@ -84,11 +87,15 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
         const model::Entry* e = t.model().raw("h");
         const long long want = e ? static_cast<long long>(e->hash().fields.size()) : 0;
         const auto start = std::chrono::steady_clock::now();
-        while (client()("HLEN", "h") != Reply::integer(want) && std::chrono::steady_clock::now() - start < kReclaimBound)
+        while (t.side()("HLEN", "h") != Reply::integer(want) && std::chrono::steady_clock::now() - start < kReclaimBound)
           std::this_thread::sleep_for(std::chrono::milliseconds(10));
         ok(t.run("HLEN h"));
         ok(t.run("EXISTS h"));  // the key goes with its last field
         diffs = t.compare_state();
+        // Active expiry's keyspace notifications (hexpired, class x on Valkey; del) and tracking
+        // invalidations, and the counters (expired_fields / expired_subkeys, the keyspace line).
+        for (const auto& d : t.compare_background_events()) diffs.push_back(d);
+        for (const auto& d : t.compare_counters()) diffs.push_back(d);
         if (!diffs.empty() && report.empty()) report = "state after resuming: " + diffs.front() + "\n" + t.script();
         RC_ASSERT(diffs.empty());
       },
