@@ -12,7 +12,7 @@ using namespace expirykit::catch2;
 using expirykit::state::check_sequences;
 using expirykit::state::PropertyBudget;
 
-TEST_CASE_METHOD(TwinFixture, "Harness: a planted model bug is caught and shrunk to <= 3 commands", "[state][harness]") {
+TEST_CASE_METHOD(TwinFixture, "Harness: a planted model bug is caught and shrunk to <= 5 commands", "[state][harness]") {
   const auto& id = identity();
   auto d = Dialect::for_server(expirykit::server::to_string(id.flavor), id.version.major, id.version.minor);
   if (!d) SKIP("no dialect");
@@ -27,7 +27,9 @@ TEST_CASE_METHOD(TwinFixture, "Harness: a planted model bug is caught and shrunk
   auto r = check_sequences(bad, PropertyBudget{300, 40});
   INFO(r.report);
   REQUIRE_FALSE(r.ok);
-  CHECK(r.shrunk_len <= 3);
+  // Three commands show it; a transaction or script step that carries one of them shrinks as a
+  // unit (gen::chunk), so MULTI and EXEC may remain around it.
+  CHECK(r.shrunk_len <= 5);
   CHECK(r.report.find("HPERSIST") != std::string::npos);
   CHECK(r.report.find("<-- MISMATCH") != std::string::npos);
 }

@@ -234,6 +234,8 @@ class Keyspace {
   // ---- other databases (MOVE, SWAPDB, COPY ... DB); commands run on db 0 ----
   /// Database `n` (> 0), created empty on first use.
   Map& other_db(int n) { return other_[n]; }
+  /// Databases 1..15 that were used (possibly empty now).
+  const std::map<int, Map>& other_dbs() const { return other_; }
   /// SWAPDB a b: the contents of the two databases change places (db 0 is the current one).
   void swap_db(int a, int b) {
     if (a == b) return;

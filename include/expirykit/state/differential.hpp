@@ -45,21 +45,23 @@ struct DifferentialResult {
 /// Runs `cmds` on both twins (each after FLUSHALL SYNC and a model reset).
 inline DifferentialResult run_differential(Twin& a, Twin& b, const std::vector<Argv>& cmds) {
   DifferentialResult res;
-  for (Twin* t : {&a, &b}) {
-    t->client()("FLUSHALL", "SYNC");
-    t->model().clear();
-    t->clear_history();
-  }
+  for (Twin* t : {&a, &b}) t->flushall();
   for (std::size_t i = 0; i < cmds.size(); ++i) {
     Step sa = a.run(cmds[i]);
     Step sb = b.run(cmds[i]);
     ++res.commands;
     const int64_t tol = std::max(a.options().time_tolerance_ms, b.options().time_tolerance_ms);
-    if (replies_match(cmds[i], sa.server, sb.server, tol)) continue;
+    // A batch (EXEC, the sequence script) element by element with each command's rules.
+    auto same = [&](const Reply& x, const Reply& y) {
+      const auto& inner = !sa.batch.empty() ? sa.batch : sb.batch;
+      if (!inner.empty() && x.is_array() && y.is_array()) return batch_match(inner, x, y, tol);
+      return replies_match(cmds[i], x, y, tol);
+    };
+    if (same(sa.server, sb.server)) continue;
     Divergence d;
     d.index = i;
     d.argv = cmds[i];
-    d.explained = sa.ok && sb.ok && !replies_match(cmds[i], sa.model, sb.model, tol);
+    d.explained = sa.ok && sb.ok && !same(sa.model, sb.model);
     d.a = std::move(sa);
     d.b = std::move(sb);
     res.divergences.push_back(std::move(d));

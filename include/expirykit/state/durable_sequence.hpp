@@ -298,15 +298,27 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
   // crash): delete it before anything forks, on the primary (and so the replicas) and in the model.
   if (failure.empty() && opt.server) {
     const auto* k = server::find_known_issue("valkey-empty-hash-fork-crash");
-    std::vector<std::string> empty;
+    std::vector<std::pair<int, std::string>> empty;  // in every database (MOVE, COPY ... DB, SWAPDB)
     for (const auto& [name, e] : twin.model().entries())
-      if (e.is_hash() && e.hash().fields.empty()) empty.push_back(name);
+      if (e.is_hash() && e.hash().fields.empty()) empty.emplace_back(0, name);
+    for (const auto& [db, m] : twin.model().other_dbs())
+      for (const auto& [name, e] : m)
+        if (e.is_hash() && e.hash().fields.empty()) empty.emplace_back(db, name);
     if (k && k->covers(*opt.server) && !empty.empty()) {
       res.known_issues[k->id] = 1;
-      for (const auto& name : empty) {
-        pc("DEL", name);
-        twin.model().erase(name);
-        script << resp::cli_line({"DEL", name}) << "   # known issue " << k->id << ": an empty hash crashes fork children\n";
+      resp::Client other(pc.host(), pc.port());  // SELECT on its own connection, not the twin's
+      for (const auto& [db, name] : empty) {
+        if (db == 0) {
+          pc("DEL", name);
+          twin.model().erase(name);
+        } else {
+          other("SELECT", db);
+          other("DEL", name);
+          twin.model().other_db(db).erase(name);
+        }
+        script << (db ? "SELECT " + std::to_string(db) + "\n" : std::string()) << resp::cli_line({"DEL", name})
+               << "   # known issue " << k->id << ": an empty hash crashes fork children\n"
+               << (db ? "SELECT 0\n" : std::string());
       }
     }
   }

@@ -107,12 +107,24 @@ inline std::string events_known_issue(const Argv& argv) {
   return {};
 }
 
+/// A batch reply (EXEC, the sequence script) element by element, each with its command's rules
+/// (replies_match); false unless both are arrays of cmds.size() elements.
+inline bool batch_match(const std::vector<Argv>& cmds, const Reply& model, const Reply& server, int64_t tol) {
+  if (!server.is_array() || !model.is_array() || server.size() != model.size() || model.size() != cmds.size())
+    return false;
+  for (std::size_t i = 0; i < cmds.size(); ++i)
+    if (!replies_match(cmds[i], model[i], server[i], tol)) return false;
+  return true;
+}
+
 /// One command run on both sides.
 struct Step {
   Argv argv;
   Reply server;
   Reply model;              ///< meaningless when `unmodelled` is set
   std::string unmodelled;   ///< the reason, if the model does not cover this command
+  /// The commands an EXEC or the sequence script ran (model/batch.hpp); empty otherwise.
+  std::vector<Argv> batch;
   int64_t before_ms = 0, after_ms = 0;
   bool ok = false;          ///< replies match, and events when observed (false when unmodelled)
   std::vector<model::Event> model_events;          ///< what the model says the command emitted
@@ -402,6 +414,7 @@ class Twin {
     // state, and keeps the first that agrees: a relative deadline, a GT/LT comparison between
     // two relative deadlines, or a field at its deadline may depend on the exact millisecond.
     // A transaction's window runs from its MULTI to its EXEC: time is frozen at EXEC.
+    if (batch) s.batch = *batch;
     const bool window = s.after_ms > s.before_ms;
     model::Keyspace saved;
     if (window) saved = ks_;
@@ -767,13 +780,7 @@ class Twin {
     return s;
   }
 
-  /// A batch reply (EXEC, the sequence script) element by element, each with its command's rules.
-  static bool batch_match(const std::vector<Argv>& cmds, const Reply& model, const Reply& server, int64_t tol) {
-    if (!server.is_array() || server.size() != model.size() || model.size() != cmds.size()) return false;
-    for (std::size_t i = 0; i < cmds.size(); ++i)
-      if (!replies_match(cmds[i], model[i], server[i], tol)) return false;
-    return true;
-  }
+
 
   /// After a command the model does not cover: the keys it names (COMMAND GETKEYS; none if the
   /// server cannot say) are read back into the model as the server now holds them (type,
