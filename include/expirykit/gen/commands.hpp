@@ -28,6 +28,20 @@ using resp::Argv;
 namespace detail {
 inline void append(Argv& a, const std::vector<std::string>& more) { a.insert(a.end(), more.begin(), more.end()); }
 
+/// One of `alts`, picked by weight (the same draw and shrinking as before it was shared).
+inline rc::Gen<Argv> weighted(std::vector<std::pair<std::size_t, rc::Gen<Argv>>> alts) {
+  return full(rc::gen::exec([alts] {
+    std::size_t total = 0;
+    for (const auto& [w, g] : alts) total += w;
+    std::size_t pick = *rc::gen::inRange<std::size_t>(0, total);
+    for (const auto& [w, g] : alts) {
+      if (pick < w) return *g;
+      pick -= w;
+    }
+    return *alts.back().second;
+  }));
+}
+
 /// "FIELDS n f1 .. fn" (with values when `values`), sometimes malformed when `mistakes`.
 inline void fields_block(Argv& a, const std::vector<std::string>& fields, bool values, bool mistakes) {
   int n = static_cast<int>(fields.size());
@@ -246,16 +260,7 @@ inline rc::Gen<Argv> command(const model::Dialect& d) {
                       detail::fields_block(a, *field_list(3), false, *rc::gen::inRange(0, 12) == 0);
                       return a;
                     })});
-  return full(rc::gen::exec([alts] {
-    std::size_t total = 0;
-    for (const auto& [w, g] : alts) total += w;
-    std::size_t pick = *rc::gen::inRange<std::size_t>(0, total);
-    for (const auto& [w, g] : alts) {
-      if (pick < w) return *g;
-      pick -= w;
-    }
-    return *alts.back().second;
-  }));
+  return detail::weighted(std::move(alts));
 }
 
 /// A command that gives existing or new fields a TTL of 1..20 ms: HPEXPIRE, HSETEX PX (where the
@@ -291,16 +296,7 @@ inline rc::Gen<Argv> batchable_command(const model::Dialect& d) {
       {22, hexpire_command(d)}, {14, field_query_command()}, {28, hash_command()}, {6, key_command()}};
   if (d.has_hsetex) alts.push_back({16, hsetex_command(d)});
   if (d.has_hgetex) alts.push_back({8, hgetex_command(d)});
-  return full(rc::gen::exec([alts] {
-    std::size_t total = 0;
-    for (const auto& [w, g] : alts) total += w;
-    std::size_t pick = *rc::gen::inRange<std::size_t>(0, total);
-    for (const auto& [w, g] : alts) {
-      if (pick < w) return *g;
-      pick -= w;
-    }
-    return *alts.back().second;
-  }));
+  return detail::weighted(std::move(alts));
 }
 
 /// One step of a sequence: mostly one command; 1 in 25 a MULTI ... EXEC block of 1..4 commands

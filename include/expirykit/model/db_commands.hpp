@@ -11,20 +11,13 @@
 #include <string>
 
 #include <expirykit/model/context.hpp>
+#include <expirykit/model/key_commands.hpp>
 
 namespace expirykit::model::cmd {
 
-/// UNLINK key [key ...] -> keys removed; as DEL (the memory is freed in the background).
-inline Reply unlink(Context& c) {
-  if (c.argv.size() < 2) return c.arity();
-  long long n = 0;
-  for (std::size_t i = 1; i < c.argv.size(); ++i)
-    if (c.ks.find(c.argv[i], c.now) && c.ks.erase(c.argv[i])) {
-      ++n;
-      notify(c, "del", c.argv[i], 'g');
-    }
-  return Reply::integer(n);
-}
+/// UNLINK key [key ...] -> keys removed; as DEL, events included (the memory is freed in the
+/// background).
+inline Reply unlink(Context& c) { return del(c); }
 
 /// DBSIZE -> keys in the current db, including keys whose key TTL passed but that nothing
 /// looked up yet (DBSIZE does not expire keys: live 9.1.2 / 8.0.6) and hashes whose fields are
