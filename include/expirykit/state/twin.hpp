@@ -55,6 +55,9 @@
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/clock.hpp>
 #include <expirykit/server/known_issues.hpp>
+#include <expirykit/state/adopt.hpp>
+#include <expirykit/state/replies.hpp>
+#include <expirykit/state/step.hpp>
 
 namespace expirykit::state {
 
@@ -62,110 +65,6 @@ using resp::Argv;
 using resp::Reply;
 
 using server::time_ms;
-
-/// Commands whose integer replies are times relative to "now" (ms or s) or absolute deadlines.
-enum class TimeReading { none, relative_ms, relative_s, absolute_ms, absolute_s };
-inline TimeReading time_reading(const Argv& argv) {
-  if (argv.empty()) return TimeReading::none;
-  const std::string u = model::upper(argv[0]);
-  if (u == "HPTTL" || u == "PTTL") return TimeReading::relative_ms;
-  if (u == "HTTL" || u == "TTL") return TimeReading::relative_s;
-  if (u == "HPEXPIRETIME" || u == "PEXPIRETIME") return TimeReading::absolute_ms;
-  if (u == "HEXPIRETIME" || u == "EXPIRETIME") return TimeReading::absolute_s;
-  return TimeReading::none;
-}
-
-/// Model reply vs server reply for `argv`, allowing `tol_ms` on clock-dependent integers
-/// (negative codes -1/-2 must match exactly) and set comparison for unordered replies.
-inline bool replies_match(const Argv& argv, const Reply& model, const Reply& server, int64_t tol_ms) {
-  if (model::same_reply(argv, model, server)) return true;
-  const TimeReading tr = time_reading(argv);
-  if (tr == TimeReading::none) return false;
-  const int64_t tol = (tr == TimeReading::relative_s || tr == TimeReading::absolute_s) ? tol_ms / 1000 + 1 : tol_ms;
-  auto near = [&](const Reply& a, const Reply& b) {
-    if (!a.is_integer() || !b.is_integer()) return a == b;
-    const long long x = a.as_integer(), y = b.as_integer();
-    if (x < 0 || y < 0) return x == y;
-    return (x > y ? x - y : y - x) <= tol;
-  };
-  if (model.is_array() && server.is_array()) {
-    if (model.size() != server.size()) return false;
-    for (std::size_t i = 0; i < model.size(); ++i)
-      if (!near(model[i], server[i])) return false;
-    return true;
-  }
-  return near(model, server);
-}
-
-/// The known server issue (server/known_issues.hpp id) that makes `argv`'s keyspace
-/// notifications differ from the model's, or "" (the id's row says which servers it covers).
-inline std::string events_known_issue(const Argv& argv) {
-  if (argv.size() > 2 && model::upper(argv[0]) == "HSETEX") {
-    const std::string k = model::upper(argv[1]);
-    if (k == "NX" || k == "XX" || k == "FNX" || k == "FXX") return "valkey-hsetex-flag-named-key";
-  }
-  return {};
-}
-
-/// A batch reply (EXEC, the sequence script) element by element, each with its command's rules
-/// (replies_match); false unless both are arrays of cmds.size() elements.
-inline bool batch_match(const std::vector<Argv>& cmds, const Reply& model, const Reply& server, int64_t tol) {
-  if (!server.is_array() || !model.is_array() || server.size() != model.size() || model.size() != cmds.size())
-    return false;
-  for (std::size_t i = 0; i < cmds.size(); ++i)
-    if (!replies_match(cmds[i], model[i], server[i], tol)) return false;
-  return true;
-}
-
-/// One command run on both sides.
-struct Step {
-  Argv argv;
-  Reply server;
-  Reply model;              ///< meaningless when `unmodelled` is set
-  std::string unmodelled;   ///< the reason, if the model does not cover this command
-  /// The commands an EXEC or the sequence script ran (model/batch.hpp); empty otherwise.
-  std::vector<Argv> batch;
-  int64_t before_ms = 0, after_ms = 0;
-  bool ok = false;          ///< replies match, and events when observed (false when unmodelled)
-  std::vector<model::Event> model_events;          ///< what the model says the command emitted
-  std::optional<observe::Observed> server_events;  ///< what the subscriber saw (observe_events)
-  std::string events_diff;                         ///< "" when the events agree
-  model::Invalidations model_invalidations;        ///< what the model says tracking sends
-  std::optional<model::Invalidations> server_invalidations;  ///< what was sent (observe_tracking)
-  std::string tracking_diff;                       ///< "" when they agree
-  /// Set when the events differ because of a known issue of the server under test
-  /// (Twin::Options::server): the step counts as ok, the id says why.
-  std::string known_issue;
-
-  /// Multi-line report: the command as a valkey-cli line, both replies.
-  std::string describe() const {
-    std::ostringstream os;
-    os << resp::cli_line(argv) << "\n  server: " << indent(server.to_string())
-       << "\n  model:  " << (unmodelled.empty() ? indent(model.to_string()) : "(unmodelled: " + unmodelled + ")")
-       << "\n  at server time [" << before_ms << ", " << after_ms << "] ms";
-    if (server_events) {
-      os << "\n  events: server " << model::to_string(server_events->keyevent) << ", model "
-         << model::to_string(model_events);
-      if (!events_diff.empty())
-        os << "\n  EVENTS DIFFER" << (known_issue.empty() ? "" : " (KNOWN ISSUE " + known_issue + ")") << ": "
-           << events_diff;
-    }
-    if (server_invalidations) {
-      os << "\n  tracking invalidations: server " << model::to_string(*server_invalidations) << ", model "
-         << model::to_string(model_invalidations);
-      if (!tracking_diff.empty()) os << "\n  TRACKING DIFFERS: " << tracking_diff;
-    }
-    return os.str();
-  }
-  static std::string indent(const std::string& s) {
-    std::string out;
-    for (char ch : s) {
-      out += ch;
-      if (ch == '\n') out += "          ";
-    }
-    return out;
-  }
-};
 
 class Twin {
  public:
@@ -516,9 +415,10 @@ class Twin {
       if (opt_.adopt_unmodelled) {
         std::vector<std::string> touched;
         for (const auto& c : batch ? *batch : std::vector<Argv>{argv}) {
-          auto k = adopt_from_server(c);
+          auto k = adopt_from_server(side(), ks_, c, hlen_unknown_);
           touched.insert(touched.end(), k.begin(), k.end());
         }
+        if (counter_base_) observe_counters();
         // Tracking: what the command invalidated is not known; what it read is tracked now.
         for (const auto& k : touched) tracking_model_.tracked.erase(k);
         for (const auto& c : batch ? *batch : std::vector<Argv>{argv})
@@ -779,60 +679,6 @@ class Twin {
     history_.push_back(s);
     return s;
   }
-
-
-
-  /// After a command the model does not cover: the keys it names (COMMAND GETKEYS; none if the
-  /// server cannot say) are read back into the model as the server now holds them (type,
-  /// value, live fields with deadlines, key TTL, encoding). Logically expired fields cannot be
-  /// read by name: such keys are left out of the HLEN comparison. The counters are re-based.
-  std::vector<std::string> adopt_from_server(const Argv& argv) {
-    std::vector<std::string> keys;
-    Argv getkeys{"COMMAND", "GETKEYS"};
-    getkeys.insert(getkeys.end(), argv.begin(), argv.end());
-    const Reply k = side().call(getkeys);
-    if (k.is_array())
-      for (const auto& e : k.elements()) keys.push_back(e.str());
-    for (const auto& key : keys) {
-      ks_.erase(key);
-      const Reply type = side()("TYPE", key);
-      const Reply pexp = side()("PEXPIRETIME", key);
-      std::optional<int64_t> ttl;
-      if (pexp.is_integer() && pexp.as_integer() >= 0) ttl = pexp.as_integer();
-      if (type.is_status() && type.str() == "string") {
-        const Reply v = side()("GET", key);
-        if (v.is_string()) ks_.put(key, model::Entry{v.str(), ttl});
-      } else if (type.is_status() && type.str() == "hash") {
-        model::Hash h;
-        const Reply all = side()("HGETALL", key);
-        Argv times{"HPEXPIRETIME", key, "FIELDS", "0"};
-        for (std::size_t i = 0; all.is_array() && i + 1 < all.size(); i += 2) {
-          h.fields[all[i].str()] = model::Field{all[i + 1].str(), std::nullopt};
-          times.push_back(all[i].str());
-        }
-        times[3] = std::to_string(times.size() - 4);
-        if (times.size() > 4) {
-          const Reply t = side().call(times);
-          for (std::size_t i = 4; t.is_array() && i < times.size() && i - 4 < t.size(); ++i)
-            if (t[i - 4].is_integer() && t[i - 4].as_integer() >= 0) h.fields[times[i]].expire_ms = t[i - 4].as_integer();
-        }
-        const Reply enc = side()("OBJECT", "ENCODING", key);
-        if (enc.is_string())
-          h.encoding = enc.str() == "listpack"     ? model::Encoding::listpack
-                       : enc.str() == "listpackex" ? model::Encoding::listpackex
-                                                   : model::Encoding::hashtable;
-        h.maybe_indexed = true;  // unknown: Redis may keep it registered (context.hpp)
-        const Reply len = side()("HLEN", key);
-        if (!len.is_integer() || static_cast<std::size_t>(len.as_integer()) != h.fields.size()) hlen_unknown_.insert(key);
-        ks_.put(key, model::Entry{std::move(h), ttl});
-      }
-    }
-    ks_.take_events();
-    if (counter_base_) observe_counters();
-    return keys;
-  }
-
-
 
   /// Listpack limits from CONFIG GET into the model; encoding checks stay off if refused.
   void read_limits() {

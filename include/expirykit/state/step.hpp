@@ -1,0 +1,70 @@
+// expirykit/state/step.hpp: one command as state::Twin ran it on the server and in the model,
+// with what each side said it emitted (replies, keyspace notifications, tracking invalidations).
+#pragma once
+
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <expirykit/model/effects.hpp>
+#include <expirykit/model/tracking.hpp>
+#include <expirykit/observe/keyspace_events.hpp>
+#include <expirykit/resp/client.hpp>
+
+namespace expirykit::state {
+
+using resp::Argv;
+using resp::Reply;
+
+/// One command run on both sides.
+struct Step {
+  Argv argv;
+  Reply server;
+  Reply model;              ///< meaningless when `unmodelled` is set
+  std::string unmodelled;   ///< the reason, if the model does not cover this command
+  /// The commands an EXEC or the sequence script ran (model/batch.hpp); empty otherwise.
+  std::vector<Argv> batch;
+  int64_t before_ms = 0, after_ms = 0;
+  bool ok = false;          ///< replies match, and events when observed (false when unmodelled)
+  std::vector<model::Event> model_events;          ///< what the model says the command emitted
+  std::optional<observe::Observed> server_events;  ///< what the subscriber saw (observe_events)
+  std::string events_diff;                         ///< "" when the events agree
+  model::Invalidations model_invalidations;        ///< what the model says tracking sends
+  std::optional<model::Invalidations> server_invalidations;  ///< what was sent (observe_tracking)
+  std::string tracking_diff;                       ///< "" when they agree
+  /// Set when the events differ because of a known issue of the server under test
+  /// (Twin::Options::server): the step counts as ok, the id says why.
+  std::string known_issue;
+
+  /// Multi-line report: the command as a valkey-cli line, both replies.
+  std::string describe() const {
+    std::ostringstream os;
+    os << resp::cli_line(argv) << "\n  server: " << indent(server.to_string())
+       << "\n  model:  " << (unmodelled.empty() ? indent(model.to_string()) : "(unmodelled: " + unmodelled + ")")
+       << "\n  at server time [" << before_ms << ", " << after_ms << "] ms";
+    if (server_events) {
+      os << "\n  events: server " << model::to_string(server_events->keyevent) << ", model "
+         << model::to_string(model_events);
+      if (!events_diff.empty())
+        os << "\n  EVENTS DIFFER" << (known_issue.empty() ? "" : " (KNOWN ISSUE " + known_issue + ")") << ": "
+           << events_diff;
+    }
+    if (server_invalidations) {
+      os << "\n  tracking invalidations: server " << model::to_string(*server_invalidations) << ", model "
+         << model::to_string(model_invalidations);
+      if (!tracking_diff.empty()) os << "\n  TRACKING DIFFERS: " << tracking_diff;
+    }
+    return os.str();
+  }
+  static std::string indent(const std::string& s) {
+    std::string out;
+    for (char ch : s) {
+      out += ch;
+      if (ch == '\n') out += "          ";
+    }
+    return out;
+  }
+};
+
+}  // namespace expirykit::state
