@@ -8,12 +8,11 @@
 // Replica differences on keys touched by a command that triggers a known primary/replica
 // divergence of the server under test (server/known_issues.hpp; the example cases in replica.cpp
 // report them as KNOWN ISSUE) are excused and counted; everything else must agree.
-// Budget: 50 sequences of up to 30 commands, times EXPIRYKIT_PROP_SCALE. A failure prints the
-// seed, the case, the shrunk script for the primary with every reply, the stage and copy that
-// differed, and each difference; re-run it with RC_PARAMS="seed=<seed>" and the same scale.
+// Budget (state/property.hpp): rounds of 50 sequences of up to 30 commands while 15 s last, both
+// times EXPIRYKIT_PROP_SCALE (or EXPIRYKIT_PROP_SECONDS). A failure's first line names the stage
+// and copy that differed (or the command), the seed and the command line that replays it; then the
+// case, the shrunk script for the primary with every reply, and each difference.
 #include <catch2/catch_test_macros.hpp>
-
-#include <chrono>
 
 #include <expirykit/catch2/replica_fixture.hpp>
 #include <expirykit/state/durable_property.hpp>
@@ -32,14 +31,13 @@ TEST_CASE_METHOD(ReplicaFixture, "Random sequences: replica, RDB and AOF copies 
   resp::Client c = set->primary().client();
   state::Twin t(c, dialect);
   state::Copies copies{*set, loader};
-  const auto start = std::chrono::steady_clock::now();
   state::DurableOptions opt;
   opt.server = identity();  // known primary/replica divergences of this server are excused, and counted
-  auto r = state::check_durable_sequences(t, copies, state::PropertyBudget{50, 30}, opt);
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto r = state::check_durable_sequences(t, copies, state::PropertyBudget{50, 30, 15, catch2::current_test_name()}, opt);
   std::string known;
   for (const auto& [id, n] : r.known_issues) known += " " + id + " (" + std::to_string(n) + " cases)";
-  UNSCOPED_INFO(r.sequences << " sequences, " << r.commands << " commands in " << secs << " s, seed " << r.seed
+  UNSCOPED_INFO(r.sequences << " sequences in " << r.rounds << " round(s), " << r.commands << " commands in " << r.seconds
+                            << " s, seed " << r.seed
                             << (known.empty() ? "" : "; known server issues met and excused:" + known));
   if (!r.ok) FAIL(r.report);
   CHECK(r.commands > 0);

@@ -11,9 +11,9 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <chrono>
+#include <optional>
 #include <thread>
 
-#include <expirykit/catch2/prop.hpp>
 #include <expirykit/gen/ttl.hpp>
 #include <expirykit/state/property.hpp>
 
@@ -21,6 +21,8 @@
 
 using namespace expirykit::catch2;
 using expirykit::resp::Argv;
+using expirykit::resp::Reply;
+using expirykit::state::Step;
 namespace model = expirykit::model;
 
 namespace {
@@ -32,74 +34,82 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
   t.observe_events();
   t.observe_counters();
   t.observe_tracking();
-  const int runs = static_cast<int>(10 * expirykit::state::prop_scale());
-  rc::detail::TestParams params = rc::detail::configuration().testParams;
-  params.maxSuccess = runs;
-  params.disableShrinking = true;  // each run takes real time; the report shows the whole case
-  std::string report;
-  expirykit::state::QuietListener quiet;
-  auto result = rc::detail::checkTestable(
-      [&] {
-        const int n = *expirykit::gen::full(rc::gen::inRange(1, 7));
-        // per field: 0 persistent, 1 near-future TTL, 2 far TTL
-        const auto kinds = *rc::gen::container<std::vector<int>>(static_cast<std::size_t>(n),
-                                                                  rc::gen::weightedElement<int>({{3, 0}, {5, 1}, {2, 2}}));
-        const auto near = *rc::gen::container<std::vector<int>>(static_cast<std::size_t>(n), expirykit::gen::full(rc::gen::inRange(30, 251)));
-        const int reads = *expirykit::gen::full(rc::gen::inRange(0, 4));  // how many read commands before resuming
-        t.flushall();
-        t.observe_counters();
-        RC_ASSERT(t.set_active_expire(false) == Reply::ok());
-        Argv hset{"HSET", "h"};
-        for (int i = 0; i < n; ++i) {
-          hset.push_back("f" + std::to_string(i));
-          hset.push_back(std::to_string(i));
-        }
-        auto ok = [&](const Step& s) {
-          if (!s.ok && report.empty()) report = s.describe() + "\n" + t.script();
-          RC_ASSERT(s.ok);
-        };
-        ok(t.run(hset));
-        int64_t latest = 0;
-        for (int i = 0; i < n; ++i) {
-          if (kinds[i] == 0) continue;
-          const std::string ms = kinds[i] == 1 ? std::to_string(near[i]) : "100000000";
-          Step s = t.run(Argv{"HPEXPIRE", "h", ms, "FIELDS", "1", "f" + std::to_string(i)});
-          ok(s);
-          if (kinds[i] == 1) latest = std::max<int64_t>(latest, s.after_ms + near[i]);
-        }
-        t.wait_until_past(latest, 5);
-        // Hidden and counted as the dialect says (Redis deletes lazily on some reads).
-        static const std::vector<std::string> read_cmds = {"HGET", "HEXISTS", "HSTRLEN"};
-        for (int r = 0; r < reads; ++r)
-          ok(t.run(Argv{read_cmds[static_cast<std::size_t>(r) % read_cmds.size()], "h", "f" + std::to_string(r % n)}));
-        ok(t.run("HLEN h"));
-        ok(t.run("HGETALL h"));
-        Argv httl{"HTTL", "h", "FIELDS", std::to_string(n)};
-        for (int i = 0; i < n; ++i) httl.push_back("f" + std::to_string(i));
-        ok(t.run(httl));
-        ok(t.run("EXISTS h"));
-        auto diffs = t.compare_state();
-        if (!diffs.empty() && report.empty()) report = "state before resuming: " + diffs.front() + "\n" + t.script();
-        RC_ASSERT(diffs.empty());
-        // Resume: everything expired is reclaimed within the bound.
-        RC_ASSERT(t.set_active_expire(true) == Reply::ok());
-        t.reclaim_model();
-        const model::Entry* e = t.model().raw("h");
-        const long long want = e ? static_cast<long long>(e->hash().fields.size()) : 0;
-        const auto start = std::chrono::steady_clock::now();
-        while (t.side()("HLEN", "h") != Reply::integer(want) && std::chrono::steady_clock::now() - start < kReclaimBound)
-          std::this_thread::sleep_for(std::chrono::milliseconds(10));
-        ok(t.run("HLEN h"));
-        ok(t.run("EXISTS h"));  // the key goes with its last field
-        diffs = t.compare_state();
-        // Active expiry's keyspace notifications (hexpired, class x on Valkey; del) and tracking
-        // invalidations, and the counters (expired_fields / expired_subkeys, the keyspace line).
-        for (const auto& d : t.compare_background_events()) diffs.push_back(d);
-        for (const auto& d : t.compare_counters()) diffs.push_back(d);
-        if (!diffs.empty() && report.empty()) report = "state after resuming: " + diffs.front() + "\n" + t.script();
-        RC_ASSERT(diffs.empty());
-      },
-      rc::detail::TestMetadata{}, params, quiet);
-  INFO(report);
-  CHECK(result.template is<rc::detail::SuccessResult>());
+  // Rounds of 10 cases (x EXPIRYKIT_PROP_SCALE) for 5 s (state/property.hpp); a failure shrinks
+  // (each try takes real time: the waits) and prints its seed and replay command line.
+  expirykit::state::PropertyBudget budget{10, 0, 5, current_test_name()};
+  auto r = expirykit::state::check_cases("expired fields hidden, counted and reclaimed on " + t.dialect().name, budget, [&] {
+    expirykit::state::SequenceResult res;
+    auto fail = [&](const std::string& summary, const std::string& detail) {
+      res.ok = false;
+      res.summary = summary;
+      res.report = detail + "\n" + t.script();
+      return res;
+    };
+    const int n = *expirykit::gen::full(rc::gen::inRange(1, 7));
+    // per field: 0 persistent, 1 near-future TTL, 2 far TTL
+    const auto kinds = *rc::gen::container<std::vector<int>>(static_cast<std::size_t>(n),
+                                                              rc::gen::weightedElement<int>({{3, 0}, {5, 1}, {2, 2}}));
+    const auto near = *rc::gen::container<std::vector<int>>(static_cast<std::size_t>(n), expirykit::gen::full(rc::gen::inRange(30, 251)));
+    const int reads = *expirykit::gen::full(rc::gen::inRange(0, 4));  // how many read commands before resuming
+    t.flushall();
+    t.observe_counters();
+    if (t.set_active_expire(false) != Reply::ok()) return fail("DEBUG SET-ACTIVE-EXPIRE 0 refused", "");
+    Argv hset{"HSET", "h"};
+    for (int i = 0; i < n; ++i) {
+      hset.push_back("f" + std::to_string(i));
+      hset.push_back(std::to_string(i));
+    }
+    std::optional<Step> bad;
+    auto run = [&](const Argv& a) {
+      Step s = t.run(a);
+      ++res.steps;
+      if (!s.ok && !bad) bad = s;
+      return s;
+    };
+    run(hset);
+    int64_t latest = 0;
+    for (int i = 0; i < n && !bad; ++i) {
+      if (kinds[i] == 0) continue;
+      const std::string ms = kinds[i] == 1 ? std::to_string(near[i]) : "100000000";
+      Step s = run(Argv{"HPEXPIRE", "h", ms, "FIELDS", "1", "f" + std::to_string(i)});
+      if (kinds[i] == 1) latest = std::max<int64_t>(latest, s.after_ms + near[i]);
+    }
+    if (bad) return fail(expirykit::state::step_summary(*bad), bad->describe());
+    t.wait_until_past(latest, 5);
+    // Hidden and counted as the dialect says (Redis deletes lazily on some reads).
+    static const std::vector<std::string> read_cmds = {"HGET", "HEXISTS", "HSTRLEN"};
+    for (int i = 0; i < reads; ++i)
+      run(Argv{read_cmds[static_cast<std::size_t>(i) % read_cmds.size()], "h", "f" + std::to_string(i % n)});
+    run({"HLEN", "h"});
+    run({"HGETALL", "h"});
+    Argv httl{"HTTL", "h", "FIELDS", std::to_string(n)};
+    for (int i = 0; i < n; ++i) httl.push_back("f" + std::to_string(i));
+    run(httl);
+    run({"EXISTS", "h"});
+    if (bad) return fail(expirykit::state::step_summary(*bad), bad->describe());
+    auto diffs = t.compare_state();
+    if (!diffs.empty()) return fail("state before resuming active expiry: " + diffs.front(), "");
+    // Resume: everything expired is reclaimed within the bound.
+    if (t.set_active_expire(true) != Reply::ok()) return fail("DEBUG SET-ACTIVE-EXPIRE 1 refused", "");
+    t.reclaim_model();
+    const model::Entry* e = t.model().raw("h");
+    const long long want = e ? static_cast<long long>(e->hash().fields.size()) : 0;
+    const auto start = std::chrono::steady_clock::now();
+    while (t.side()("HLEN", "h") != Reply::integer(want) && std::chrono::steady_clock::now() - start < kReclaimBound)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    run({"HLEN", "h"});
+    run({"EXISTS", "h"});  // the key goes with its last field
+    if (bad) return fail("after resuming active expiry (bound " + std::to_string(kReclaimBound.count()) + " s): " +
+                             expirykit::state::step_summary(*bad), bad->describe());
+    diffs = t.compare_state();
+    // Active expiry's keyspace notifications (hexpired, class x on Valkey; del) and tracking
+    // invalidations, and the counters (expired_fields / expired_subkeys, the keyspace line).
+    for (const auto& d : t.compare_background_events()) diffs.push_back(d);
+    for (const auto& d : t.compare_counters()) diffs.push_back(d);
+    if (!diffs.empty()) return fail("after resuming active expiry: " + diffs.front(), "");
+    return res;
+  });
+  UNSCOPED_INFO(r.sequences << " cases in " << r.rounds << " round(s), " << r.seconds << " s, seed " << r.seed);
+  if (!r.ok) FAIL(r.report);
+  CHECK(r.sequences > 0);
 }

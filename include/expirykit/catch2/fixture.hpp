@@ -14,6 +14,7 @@
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/interfaces/catch_interfaces_capture.hpp>
 
 #include <chrono>
 #include <memory>
@@ -25,6 +26,20 @@
 #include <expirykit/server/identity.hpp>
 
 namespace expirykit::catch2 {
+
+/// A Catch2 test spec that selects exactly the test case named `name` (its special characters
+/// , [ ] * ~ " \\ escaped with a backslash), for a replay command line.
+inline std::string test_spec(const std::string& name) {
+  std::string out;
+  for (char c : name) {
+    if (c == ',' || c == '[' || c == ']' || c == '*' || c == '~' || c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+/// test_spec() of the Catch2 test case running now (e.g. for state::PropertyBudget::test_name).
+inline std::string current_test_name() { return test_spec(Catch::getResultCapture().getCurrentTestName()); }
 
 namespace detail {
 /// "valkey 9.1.2" of the server the last fixture of this binary probed, for the verdict lines

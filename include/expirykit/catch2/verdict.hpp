@@ -6,7 +6,12 @@
 //   EXPIRYKIT_REGISTER_VERDICT_LISTENER()
 // If EXPIRYKIT_VERDICT_FILE is set, each verdict is appended to it as one tab-separated line:
 //   <binary>\t<test case>\t<PASS|FAIL|SKIP>\t<detail>\t<server identity>
-// (ci/conformance collects these lines across test binaries and prints the table.)
+// The detail is whole (never cut), with backslash, tab, CR and newline written as \\ \t \r \n.
+// A FAIL's detail is the first failed assertion (expression and expansion, or the message; a
+// property's message starts with the differing command, both replies, the seed and its replay
+// line) and ends with "replay: <command line>" re-running this test case against the same server
+// unless the message already carries one. ci/conformance collects these lines across test
+// binaries, prints the table (first line of each detail) and writes every detail whole to a file.
 #pragma once
 
 #include <catch2/catch_test_case_info.hpp>
@@ -19,6 +24,7 @@
 #include <string>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/env.hpp>
 
 namespace expirykit::catch2 {
 
@@ -55,7 +61,10 @@ class VerdictListener : public Catch::EventListenerBase {
     } else if (!detail::last_server_identity().empty()) {
       server = detail::last_server_identity();
     }
-    std::string line = binary_name() + "\t" + clean(stats.testInfo->name) + "\t" + verdict + "\t" + clean(detail_) +
+    std::string detail = detail_;
+    if (t.assertions.failed > 0 && detail.find("replay: ") == std::string::npos)
+      detail += "\nreplay: " + replay_line(stats.testInfo->name);
+    std::string line = binary_name() + "\t" + escape(stats.testInfo->name) + "\t" + verdict + "\t" + escape(detail) +
                        "\t" + server + "\n";
     if (FILE* f = std::fopen(file, "a")) {
       std::fputs(line.c_str(), f);
@@ -64,11 +73,25 @@ class VerdictListener : public Catch::EventListenerBase {
   }
 
  private:
-  static std::string clean(std::string s) {
-    for (char& c : s)
-      if (c == '\t' || c == '\n' || c == '\r') c = ' ';
-    if (s.size() > 300) s = s.substr(0, 297) + "...";
-    return s;
+  static std::string escape(const std::string& s) {
+    std::string out;
+    for (char c : s) {
+      switch (c) {
+        case '\\': out += "\\\\"; break;
+        case '\t': out += "\\t"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        default: out += c;
+      }
+    }
+    return out;
+  }
+  /// The shell command that re-runs test case `name` of this binary against the same server.
+  static std::string replay_line(const std::string& name) {
+    std::error_code ec;
+    const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return env::server_assignments() + (ec ? std::string("<test binary>") : env::shell_quote(exe.string())) + " " +
+           env::shell_quote(test_spec(name));
   }
   static std::string binary_name() {
     // /proc/self/exe, not /proc/self/comm: the kernel cuts comm to 15 characters.

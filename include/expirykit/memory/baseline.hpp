@@ -46,6 +46,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <expirykit/env.hpp>
 #include <expirykit/memory/probe.hpp>
 
 namespace expirykit::memory {
@@ -257,8 +258,7 @@ inline const char* to_string(Verdict::Status s) {
 
 /// True when EXPIRYKIT_UPDATE_BASELINES=1: figures are recorded instead of compared.
 inline bool update_requested() {
-  const char* v = std::getenv("EXPIRYKIT_UPDATE_BASELINES");
-  return v && std::string(v) == "1";
+  return env::flag("EXPIRYKIT_UPDATE_BASELINES");
 }
 
 /// The command that rewrites the baseline of `line` on purpose (for messages).

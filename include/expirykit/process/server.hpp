@@ -41,6 +41,7 @@
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 
+#include <expirykit/env.hpp>
 #include <expirykit/process/discovery.hpp>
 #include <expirykit/process/errors.hpp>
 #include <expirykit/process/options.hpp>
@@ -132,8 +133,7 @@ class Server {
   explicit Server(ServerOptions opts = {})
       : opts_(std::move(opts)), binary_(find_server_binary(opts_.binary)), version_(vet_server_binary(binary_)),
         dir_(std::make_unique<TempDir>(opts_.temp_root)) {
-    const char* keep = std::getenv("EXPIRYKIT_KEEP_DIRS");
-    dir_->keep(opts_.keep_dir || (keep && std::string(keep) == "1"));
+    dir_->keep(opts_.keep_dir || env::flag("EXPIRYKIT_KEEP_DIRS"));
     for (const auto& f : opts_.seed_files) {
       std::error_code ec;
       std::filesystem::copy(f, dir() / f.filename(),

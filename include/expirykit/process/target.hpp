@@ -10,6 +10,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include <expirykit/process/errors.hpp>
 #include <expirykit/process/server.hpp>
@@ -18,6 +20,25 @@
 
 namespace expirykit::process {
 
+/// "host:port", "[v6-address]:port" (e.g. "[::1]:6379") or "v6-address:port" split into host and
+/// port. Throws ServerError naming `what` (e.g. "EXPIRYKIT_SERVER_ADDR") when it is not one.
+inline std::pair<std::string, int> parse_address(const std::string& a, const std::string& what = "address") {
+  const auto colon = a.rfind(':');
+  std::string host = colon == std::string::npos ? std::string() : a.substr(0, colon);
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  int port = 0;
+  std::size_t used = 0;
+  try {
+    if (colon != std::string::npos) port = std::stoi(a.substr(colon + 1), &used);
+  } catch (...) {
+    port = 0;
+  }
+  if (colon == std::string::npos || host.empty() || used != a.size() - colon - 1 || port <= 0 || port > 65535 ||
+      host.find_first_of("[] ") != std::string::npos)
+    throw ServerError(what + "='" + a + "' is not host:port (e.g. 127.0.0.1:6379 or [::1]:6379)");
+  return {host, port};
+}
+
 class Target {
  public:
   /// External mode if EXPIRYKIT_SERVER_ADDR is set (checked with PING), else spawns a Server.
@@ -25,17 +46,8 @@ class Target {
   explicit Target(ServerOptions opts = {}) {
     const char* addr = std::getenv("EXPIRYKIT_SERVER_ADDR");
     if (addr && *addr) {
-      std::string a = addr;
-      auto colon = a.rfind(':');
-      int port = 0;
-      try {
-        if (colon != std::string::npos) port = std::stoi(a.substr(colon + 1));
-      } catch (...) {
-      }
-      if (colon == std::string::npos || colon == 0 || port <= 0 || port > 65535)
-        throw ServerError("EXPIRYKIT_SERVER_ADDR='" + a + "' is not host:port (e.g. 127.0.0.1:6379)");
-      host_ = a.substr(0, colon);
-      port_ = port;
+      const std::string a = addr;
+      std::tie(host_, port_) = parse_address(a, "EXPIRYKIT_SERVER_ADDR");
       try {
         resp::Client c(host_, port_, {std::chrono::milliseconds(3000), std::chrono::milliseconds(5000)});
         auto r = c("PING");

@@ -101,10 +101,13 @@ class Client {
   std::string address() const { return host_ + ":" + std::to_string(port_); }
   bool connected() const { return ctx_ != nullptr; }
 
-  /// Sends one command and waits for its reply. Throws ConnectionError on I/O failure.
+  /// Sends one command and waits for its reply (Reply::sent() names the command). Throws
+  /// ConnectionError on I/O failure.
   Reply call(const Argv& argv) {
     append(argv);
-    return read();
+    Reply r = read();
+    r.set_sent(cli_line(argv));
+    return r;
   }
   /// call("HEXPIRE", "k", 10, "FIELDS", 1, "f"): arguments as strings or integers.
   template <Arg... A>

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -131,6 +132,19 @@ class Reply {
     }
   }
 
+  /// The command this reply answered, as a valkey-cli line (cli_line), when resp::Client::call
+  /// or its operator() received it; "" for replies built in code, pipeline replies and array
+  /// elements. Not part of equality. operator<< prints it after the reply, so a failed Catch2
+  /// CHECK(c("HTTL", k, ...) == ...) shows the command it sent, with its values.
+  const std::string& sent() const {
+    static const std::string none;
+    return sent_ ? *sent_ : none;
+  }
+  Reply& set_sent(std::string line) {
+    sent_ = std::make_shared<const std::string>(std::move(line));
+    return *this;
+  }
+
   /// valkey-cli style rendering, multi-line for arrays.
   std::string to_string() const {
     std::string out;
@@ -200,9 +214,15 @@ class Reply {
   std::string str_;
   long long int_ = 0;
   std::vector<Reply> elems_;
+  std::shared_ptr<const std::string> sent_;
 };
 
-inline std::ostream& operator<<(std::ostream& os, const Reply& r) { return os << r.to_string(); }
+/// The reply as to_string() shows it, then "  (reply to: <command>)" when sent() is known.
+inline std::ostream& operator<<(std::ostream& os, const Reply& r) {
+  os << r.to_string();
+  if (!r.sent().empty()) os << "  (reply to: " << r.sent() << ")";
+  return os;
+}
 
 /// One command as sent: binary-safe argument vector, e.g. {"HEXPIRE", "k", "10", "FIELDS", "1", "f"}.
 using Argv = std::vector<std::string>;

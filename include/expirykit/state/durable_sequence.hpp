@@ -198,6 +198,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
     if (diffs.empty() || !failure.empty()) return diffs.empty();
     failure = "first difference: " + what + "\n";
     for (const auto& d : diffs) failure += "  " + d + "\n";
+    res.summary = what + ": " + diffs.front();
     return false;
   };
   auto model_now = [&](int64_t now, bool loaded, const std::string& name) {
@@ -241,6 +242,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
     if (!s.ok) {
       failure = "first mismatch at command " + std::to_string(res.steps) + " of " + std::to_string(cmds.size()) +
                 " (on the primary, against the model):\n" + s.describe() + "\n";
+      res.summary = "on the primary: " + step_summary(s);
       break;
     }
     if (dc.pause_active_expiry && !twin.in_transaction()) {
@@ -257,7 +259,10 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
   if (failure.empty() && twin.in_transaction()) {  // a shrunk case may lose its EXEC
     Step s = twin.run(Argv{"DISCARD"});
     emit_step(s);
-    if (!s.ok) failure = "DISCARD at the end:\n" + s.describe() + "\n";
+    if (!s.ok) {
+      failure = "DISCARD at the end:\n" + s.describe() + "\n";
+      res.summary = step_summary(s);
+    }
   }
 
   // 2. replicas caught up; primary vs model, replicas vs primary (logically expired counted)
@@ -371,6 +376,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
       compare_replicas("after the primary restarted");
   }
   } catch (const std::exception& e) {
+    if (failure.empty()) res.summary = std::string("a durability step failed: ") + e.what();
     if (failure.empty())
       failure = std::string("a durability step failed: ") + e.what() + "\nprimary log:\n" + set.primary().log_tail(15) +
                 "loader log:\n" + copies.loader.log_tail(8);

@@ -1,15 +1,22 @@
 // expirykit/state/property.hpp: the model-vs-server property over random command sequences,
-// with a budget that scales, independent of any test framework.
+// with a budget in cases and in wall-clock time, independent of any test framework.
 //
-//   auto r = state::check_sequences(twin, {.sequences = 100, .max_len = 40});
-//   if (!r.ok) FAIL(r.report);   // seed, shrunk script with both replies, model state
+//   auto r = state::check_sequences(twin, {.sequences = 100, .max_len = 40, .seconds = 20});
+//   if (!r.ok) FAIL(r.report);   // first line: the differing command, both replies, seed, replay
 //
-// Budget: `sequences` x EXPIRYKIT_PROP_SCALE (a positive number, default 1). The seed comes
-// from RC_PARAMS="seed=N" when set (RapidCheck's own variable), else RapidCheck's random seed;
-// it is printed in the report, and re-running with RC_PARAMS="seed=N" and the same scale
-// replays the same sequences and shrinks to the same script.
+// Budget. The property runs in rounds of `sequences` x EXPIRYKIT_PROP_SCALE cases (a RapidCheck
+// run each, with its own seed), and keeps starting rounds while its time budget lasts: `seconds`
+// x EXPIRYKIT_PROP_SCALE, or EXPIRYKIT_PROP_SECONDS when set (0: one round). The first round
+// always runs whole. The first round's seed comes from RC_PARAMS="seed=N" when set (RapidCheck's
+// own variable), else RapidCheck's random seed; later rounds derive theirs from it. A failure is
+// shrunk within its round and reported with that round's seed and the exact command line that
+// replays it: RC_PARAMS="seed=<round seed>" EXPIRYKIT_PROP_SCALE=<scale> EXPIRYKIT_PROP_SECONDS=0
+// plus the server variable and the test binary and name. Invalid EXPIRYKIT_PROP_* values throw
+// std::invalid_argument (env.hpp).
 #pragma once
 
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -18,18 +25,22 @@
 
 #include <rapidcheck.h>
 
+#include <expirykit/env.hpp>
 #include <expirykit/gen/commands.hpp>
+#include <expirykit/resp/reply.hpp>
 #include <expirykit/state/sequence.hpp>
 
 namespace expirykit::state {
 
-/// EXPIRYKIT_PROP_SCALE as a positive factor (default 1; invalid values count as 1).
-inline double prop_scale() {
-  const char* s = std::getenv("EXPIRYKIT_PROP_SCALE");
-  if (!s || !*s) return 1.0;
-  char* end = nullptr;
-  double v = std::strtod(s, &end);
-  return (end && *end == '\0' && v > 0) ? v : 1.0;
+/// EXPIRYKIT_PROP_SCALE as a positive factor (default 1). Throws std::invalid_argument if it is
+/// set to anything but a positive number.
+inline double prop_scale() { return env::positive_number("EXPIRYKIT_PROP_SCALE").value_or(1.0); }
+
+/// A property's wall-clock budget in seconds: EXPIRYKIT_PROP_SECONDS when set (>= 0), else
+/// `default_seconds` x prop_scale(). Throws std::invalid_argument on an invalid value.
+inline double prop_seconds(double default_seconds) {
+  if (auto v = env::nonnegative_number("EXPIRYKIT_PROP_SECONDS")) return *v;
+  return default_seconds * prop_scale();
 }
 
 /// A RapidCheck listener that prints nothing: the report below says how to re-run (by seed);
@@ -41,78 +52,119 @@ struct QuietListener : rc::detail::TestListener {
 };
 
 struct PropertyBudget {
-  int sequences = 100;  ///< before scaling
-  int max_len = 40;
+  int sequences = 100;   ///< cases per round, before EXPIRYKIT_PROP_SCALE
+  int max_len = 40;      ///< commands per case, at most
+  double seconds = 0;    ///< wall-clock budget before EXPIRYKIT_PROP_SCALE; 0: one round
+  /// The argument that selects the test running the property (e.g. catch2::current_test_name(),
+  /// a Catch2 test spec), for the replay command line; empty: "<this test's name>".
+  std::string test_name;
 };
 
 struct PropertyResult {
   bool ok = true;
-  std::uint64_t seed = 0;
-  int sequences = 0;          ///< the scaled budget
+  std::uint64_t seed = 0;     ///< the first round's seed; on failure, the failing round's
+  int sequences = 0;          ///< cases run in total (all rounds; shrinking not included)
+  int rounds = 0;             ///< RapidCheck runs
+  double seconds = 0;         ///< wall-clock time taken
   std::size_t commands = 0;   ///< commands sent in total (all runs, shrinking included)
   std::size_t shrunk_len = 0; ///< length of the final (shrunk) counterexample, when failed
-  std::string report;         ///< empty when ok
+  /// One line when failed: the first differing command with both replies (or the first state
+  /// difference), the seed and the replay command line. Empty when ok.
+  std::string summary;
+  std::string report;         ///< empty when ok; starts with `summary`
   /// Known server issues met and excused over all cases (id -> cases), see SequenceResult.
   std::map<std::string, int> known_issues;
 };
 
-/// Runs `one_case` (a RapidCheck testable that draws its own case with `*gen` and runs it,
-/// returning the outcome) `budget.sequences` x EXPIRYKIT_PROP_SCALE times, shrinking a failure;
-/// `what` names the property in the report. The driver of check_sequences and of the durability
-/// property (state/durable_property.hpp).
+/// The shell command that re-runs one round of a property with `seed`: RC_PARAMS, the scale,
+/// EXPIRYKIT_PROP_SECONDS=0, the server variables set now, this binary and `test_name`.
+inline std::string replay_command(std::uint64_t seed, const std::string& test_name) {
+  std::ostringstream os;
+  os << "RC_PARAMS=\"seed=" << seed << "\" EXPIRYKIT_PROP_SCALE=" << prop_scale() << " EXPIRYKIT_PROP_SECONDS=0";
+  std::error_code ec;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  os << " " << env::server_assignments() << (ec ? std::string("<test binary>") : env::shell_quote(exe.string())) << " "
+     << (test_name.empty() ? std::string("\"<this test's name>\"") : env::shell_quote(test_name));
+  return os.str();
+}
+
+/// Runs `one_case` (a callable that draws its own case with `*gen` and runs it, returning a
+/// SequenceResult) in rounds as the file comment says, shrinking a failure; `what` names the
+/// property in the report. The driver of check_sequences, the durability property
+/// (state/durable_property.hpp) and the timing property. Throws std::invalid_argument on an
+/// invalid EXPIRYKIT_PROP_* value; an exception from `one_case` is a failing case.
 template <class OneCase>
 PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCase one_case) {
   PropertyResult res;
+  const auto start = std::chrono::steady_clock::now();
+  const double budget_s = prop_seconds(budget.seconds);
   rc::detail::TestParams params = rc::detail::configuration().testParams;
-  res.seed = params.seed;
-  res.sequences = static_cast<int>(budget.sequences * prop_scale());
-  if (res.sequences < 1) res.sequences = 1;
-  params.maxSuccess = res.sequences;
-  std::string last_report;
+  const std::uint64_t base_seed = params.seed;
+  res.seed = base_seed;
+  int per_round = static_cast<int>(budget.sequences * prop_scale());
+  if (per_round < 1) per_round = 1;
+  params.maxSuccess = per_round;
+  std::string last_report, last_summary;
   std::size_t last_len = 0;
   rc::detail::TestMetadata meta;
   meta.id = meta.description = what;
   QuietListener quiet;
-  auto result = rc::detail::checkTestable(
-      [&] {
-        SequenceResult out;
-        try {
-          out = one_case();
-        } catch (const std::exception& e) {  // a server that died, a failed save...: a failure with its reason
-          out.ok = false;
-          out.report = std::string("the case threw: ") + e.what() + "\n";
-        }
-        res.commands += out.steps;
-        for (const auto& [id, n] : out.known_issues) res.known_issues[id] += n;
-        if (!out.ok) {
-          last_report = out.report;
-          last_len = out.steps;
-        }
-        RC_ASSERT(out.ok);
-      },
-      meta, params, quiet);
-  if (result.template is<rc::detail::SuccessResult>()) return res;
-  res.ok = false;
-  res.shrunk_len = last_len;
-  std::ostringstream os;
-  const char* server = std::getenv("EXPIRYKIT_SERVER");
-  const char* addr = std::getenv("EXPIRYKIT_SERVER_ADDR");
-  std::error_code ec;
-  const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  os << "RapidCheck seed " << res.seed << ", budget " << res.sequences << " sequences of up to " << budget.max_len
-     << " commands\nre-run: RC_PARAMS=\"seed=" << res.seed << "\" EXPIRYKIT_PROP_SCALE=" << prop_scale()
-     << (server && *server ? std::string(" EXPIRYKIT_SERVER=") + server : "")
-     << (addr && *addr ? std::string(" EXPIRYKIT_SERVER_ADDR=") + addr : "") << " " << (ec ? "<test binary>" : exe.string())
-     << " \"<this test's name>\"\n";
-  if (result.template is<rc::detail::FailureResult>()) {
-    const auto& f = result.template get<rc::detail::FailureResult>();
-    os << "failed after " << f.numSuccess << " passing sequences; shrunk to " << last_len << " command(s)\n";
-  } else {
-    rc::detail::printResultMessage(result, os);
-    os << "\n";
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  for (int round = 0;; ++round) {
+    // Round seeds after the first: splitmix64 of the base seed and the round number.
+    std::uint64_t z = base_seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(round);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    params.seed = round == 0 ? base_seed : z ^ (z >> 31);
+    ++res.rounds;
+    auto result = rc::detail::checkTestable(
+        [&] {
+          SequenceResult out;
+          try {
+            out = one_case();
+          } catch (const std::exception& e) {  // a server that died, a failed save...: a failure with its reason
+            out.ok = false;
+            out.summary = std::string("the case threw: ") + e.what();
+            out.report = out.summary + "\n";
+          }
+          res.commands += out.steps;
+          for (const auto& [id, n] : out.known_issues) res.known_issues[id] += n;
+          if (!out.ok) {
+            last_report = out.report;
+            last_summary = out.summary;
+            last_len = out.steps;
+          }
+          RC_ASSERT(out.ok);
+        },
+        meta, params, quiet);
+    if (result.template is<rc::detail::SuccessResult>()) {
+      res.sequences += per_round;
+      if (elapsed() >= budget_s) break;
+      continue;
+    }
+    res.ok = false;
+    res.seed = params.seed;
+    res.shrunk_len = last_len;
+    const std::string replay = replay_command(params.seed, budget.test_name);
+    std::ostringstream os;
+    res.summary = (last_summary.empty() ? std::string("property failed") : last_summary) + " | seed " +
+                  std::to_string(params.seed) + " | replay: " + replay;
+    os << res.summary << "\n"
+       << what << ": round " << round + 1 << " (seed " << params.seed << ") of " << per_round << " cases of up to "
+       << budget.max_len << " commands\nre-run: " << replay << "\n";
+    if (result.template is<rc::detail::FailureResult>()) {
+      const auto& f = result.template get<rc::detail::FailureResult>();
+      res.sequences += static_cast<int>(f.numSuccess) + 1;
+      os << "failed after " << res.sequences - 1 << " passing cases; shrunk to " << last_len << " command(s)\n";
+    } else {
+      rc::detail::printResultMessage(result, os);
+      os << "\n";
+    }
+    os << last_report;
+    res.report = os.str();
+    break;
   }
-  os << last_report;
-  res.report = os.str();
+  res.seconds = elapsed();
   return res;
 }
 
@@ -126,7 +178,7 @@ inline const std::vector<std::string>& event_flag_choices() {
 
 /// The main property: gen::sequence on the twin, replies, state (values, deadlines, encodings)
 /// and, when the twin observes them (Twin::observe_events / observe_counters), the events of
-/// every command and the INFO counters after each sequence.
+/// every command and the INFO counters after each sequence. Budget and replay: file comment.
 inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
   const model::Dialect d = twin.dialect();
   return check_cases("model and " + d.name + " agree on random sequences", budget, [&] {

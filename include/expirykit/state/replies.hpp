@@ -30,13 +30,17 @@ inline TimeReading time_reading(const Argv& argv) {
   return TimeReading::none;
 }
 
-/// Model reply vs server reply for `argv`, allowing `tol_ms` on clock-dependent integers
-/// (negative codes -1/-2 must match exactly) and set comparison for unordered replies.
+/// Model reply vs server reply for `argv`: equal, with unordered replies compared as sets, and
+/// clock-dependent integers (time_reading()) allowed to differ by `tol_ms` milliseconds
+/// (rounded up to whole seconds for second units; negative codes -1/-2 must match exactly).
+/// `tol_ms` = 0 is exact. state::Twin compares exactly (it tries the model at every millisecond
+/// the server may have run the command at); a tolerance is for replies of two servers
+/// (differential.hpp) or of calls made at different times.
 inline bool replies_match(const Argv& argv, const Reply& model, const Reply& server, int64_t tol_ms) {
   if (model::same_reply(argv, model, server)) return true;
   const TimeReading tr = time_reading(argv);
-  if (tr == TimeReading::none) return false;
-  const int64_t tol = (tr == TimeReading::relative_s || tr == TimeReading::absolute_s) ? tol_ms / 1000 + 1 : tol_ms;
+  if (tr == TimeReading::none || tol_ms <= 0) return false;
+  const int64_t tol = (tr == TimeReading::relative_s || tr == TimeReading::absolute_s) ? (tol_ms + 999) / 1000 : tol_ms;
   auto near = [&](const Reply& a, const Reply& b) {
     if (!a.is_integer() || !b.is_integer()) return a == b;
     const long long x = a.as_integer(), y = b.as_integer();

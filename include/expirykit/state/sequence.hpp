@@ -24,6 +24,9 @@ namespace expirykit::state {
 struct SequenceResult {
   bool ok = true;
   std::size_t steps = 0;  ///< commands run
+  /// One line when not ok: the first differing command with the server's and the model's
+  /// replies (or events / invalidations), or the first state difference.
+  std::string summary;
   std::string report;     ///< empty when ok
   /// Known server issues (server/known_issues.hpp ids) the case met and excused, with counts.
   std::map<std::string, int> known_issues;
@@ -45,6 +48,16 @@ inline std::vector<std::string> keys_of(const Argv& a) {
   return k;
 }
 
+/// A failed step on one line: `<command> -> server <reply>, model <reply>`, or the events /
+/// tracking difference when the replies agree.
+inline std::string step_summary(const Step& s) {
+  std::string out = resp::cli_line(s.argv) + " -> server " + Twin::oneline(s.server) + ", model " +
+                    (s.unmodelled.empty() ? Twin::oneline(s.model) : "(unmodelled: " + s.unmodelled + ")");
+  if (s.server_events && !s.events_diff.empty()) out += "; events differ: " + s.events_diff;
+  if (s.server_invalidations && !s.tracking_diff.empty()) out += "; tracking differs: " + s.tracking_diff;
+  return out;
+}
+
 inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, SequenceOptions opt = {}) {
   SequenceResult res;
   twin.flushall();
@@ -60,13 +73,17 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
     if (!s.ok && failure.empty()) {
       failure = "first mismatch at command " + std::to_string(res.steps) + " of " + std::to_string(cmds.size()) +
                 ":\n" + s.describe() + "\n";
+      res.summary = step_summary(s);
       if (opt.stop_at_first) break;
     }
   }
   if (twin.in_transaction()) {  // a shrunk case may lose its EXEC
     Step s = twin.run(Argv{"DISCARD"});
     ++res.steps;
-    if (!s.ok && failure.empty()) failure = "DISCARD at the end:\n" + s.describe() + "\n";
+    if (!s.ok && failure.empty()) {
+      failure = "DISCARD at the end:\n" + s.describe() + "\n";
+      res.summary = step_summary(s);
+    }
   }
   std::vector<std::string> diffs;
   if (failure.empty() && opt.full_state_check) {
@@ -76,6 +93,7 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
   }
   if (failure.empty() && diffs.empty()) return res;
   res.ok = false;
+  if (res.summary.empty()) res.summary = "state differs after the last command: " + diffs.front();
   std::ostringstream os;
   os << "dialect " << twin.dialect().name << "\n";
   if (twin.observing_events()) os << "CONFIG SET notify-keyspace-events " << twin.event_flags() << "\n";

@@ -7,19 +7,23 @@
 //   auto diffs = twin.compare_state();           // every key: type, value(s), deadlines
 //
 // Time. Each command is sent pipelined between two TIME calls (one round trip):
-// [TIME, command, TIME]. The model applies the command at the first TIME (Unix ms); the server
-// executed it somewhere in [before, after]. Replies that read the clock (HTTL, HPTTL, TTL, PTTL)
-// and deadlines set by relative commands may therefore differ by up to the window; they are
-// compared with Options::time_tolerance_ms (plus one second of rounding for second units).
-// After a command that changed deadlines, the model adopts the deadlines the server actually
-// computed (read back with HPEXPIRETIME / PEXPIRETIME) when they lie within that window: a
-// relative TTL ("HPEXPIRE h 1000") lands on the server's own "now", which the model can only
-// bracket, and later GT/LT comparisons between two such deadlines must use the same values on
-// both sides (found by a 10,000-sequence run on a loaded machine: HPEXPIRE then HEXPIRE GT with
-// the same relative time, executed in the same server millisecond, is not "greater").
-// Everything else must be equal, except the unordered replies of HGETALL/HKEYS/HVALS which
-// are compared as sets (model/canonical.hpp). A test that wants determinism keeps every
-// deadline far (much more than the tolerance) from "now": then no reply depends on the window.
+// [TIME, command, TIME]. The server ran the command at one millisecond of that TIME window
+// [before, after] (Unix ms; a server reads its clock once per command: commandTimeSnapshot() in
+// Valkey's and Redis's server.c, and a transaction or script runs at the time of its EXEC/EVAL).
+// The model applies the command at `before`, and if the replies differ, at each later
+// millisecond of the window from the same state; the step passes if one of them gives exactly the
+// server's reply. So clock-dependent replies (HTTL, HPTTL, TTL, PTTL, HEXPIRETIME, ...) are checked
+// exactly, with the dialect's rounding (model/): a TTL one second off fails, however loaded the
+// machine (a loaded machine only widens the window). After a command that changed deadlines, the
+// model adopts the deadlines the server actually computed (read back with HPEXPIRETIME /
+// PEXPIRETIME) when they lie within the window: a relative TTL ("HPEXPIRE h 1000") lands on the
+// server's own "now", which the model can only bracket, and later GT/LT comparisons between two
+// such deadlines must use the same values on both sides (found by a 10,000-sequence run on a
+// loaded machine: HPEXPIRE then HEXPIRE GT with the same relative time, executed in the same
+// server millisecond, is not "greater"). A deadline outside the window (set one second late,
+// say) is not adopted and compare_state() reports it. Everything else must be equal, except
+// the unordered replies of HGETALL/HKEYS/HVALS which are compared as sets (model/canonical.hpp).
+// Options::time_tolerance_ms > 0 loosens the clock-dependent comparisons (replies.hpp).
 //
 // Beyond replies (model/effects.hpp), opt in per twin:
 //   twin.observe_events();      // keyspace notifications of every command, both channel families
@@ -69,8 +73,9 @@ using server::time_ms;
 class Twin {
  public:
   struct Options {
-    /// Allowed difference on clock-dependent replies and on deadlines set relative to now.
-    int64_t time_tolerance_ms = 1500;
+    /// Extra allowed difference (ms) on clock-dependent replies and read-back deadlines, beyond
+    /// the command's TIME window. 0 (the default): exact (see the file comment).
+    int64_t time_tolerance_ms = 0;
     /// compare_state() compares OBJECT ENCODING of every hash with the model's prediction (when
     /// the listpack limits could be read with CONFIG GET).
     bool check_encoding = true;
@@ -220,6 +225,9 @@ class Twin {
   /// read-back connection; the model remembers which entry it stands for): generators cannot
   /// know payloads. A missing <src> gives an empty payload.
   static constexpr const char* dump_ref = "@dump:";
+  /// The longest TIME window (ms) whose every millisecond run() tries; a longer window (a machine
+  /// stalled for seconds) is checked at its first max_window_ms only.
+  static constexpr int64_t max_window_ms = 10000;
 
   Step run(const Argv& argv_in) {
     const Argv argv = resolve_dump_ref(argv_in);
@@ -309,10 +317,10 @@ class Twin {
     auto pending = ks_.take_events();
     background_model_.insert(background_model_.end(), pending.begin(), pending.end());
     // The server ran the command at one millisecond of [before, after]; the model tries
-    // `before` first, then each later millisecond of the window (at most 50) from the same
-    // state, and keeps the first that agrees: a relative deadline, a GT/LT comparison between
-    // two relative deadlines, or a field at its deadline may depend on the exact millisecond.
-    // A transaction's window runs from its MULTI to its EXEC: time is frozen at EXEC.
+    // `before` first, then each later millisecond of the window (at most max_window_ms) from the
+    // same state, and keeps the first that agrees: a relative deadline, a GT/LT comparison between
+    // two relative deadlines, a TTL reply, or a field at its deadline may depend on the exact
+    // millisecond. A transaction's window runs from its MULTI to its EXEC: time is frozen at EXEC.
     if (batch) s.batch = *batch;
     const bool window = s.after_ms > s.before_ms;
     model::Keyspace saved;
@@ -392,13 +400,16 @@ class Twin {
           s.ok = s.events_diff.empty() && s.tracking_diff.empty();
         }
       }
-      for (int64_t at = s.before_ms + 1; !s.ok && window && at <= s.after_ms && at <= s.before_ms + 50; ++at) {
+      s.model_at_ms = s.before_ms;
+      for (int64_t at = s.before_ms + 1; !s.ok && window && at <= s.after_ms && at <= s.before_ms + max_window_ms; ++at) {
         ks_ = saved;
         attempt(at);
+        s.model_at_ms = at;
       }
       if (!s.ok && window) {  // report the attempt at `before`
         ks_ = saved;
         attempt(s.before_ms);
+        s.model_at_ms = s.before_ms;
       }
       tracking_model_ = tm;
       if (s.ok && u == "DUMP" && s.server.is_string() && argv.size() == 2)
@@ -620,11 +631,12 @@ class Twin {
       else fields.push_back(k.substr(2));
     }
     if (fields.empty() && !key_ttl) return;
-    const int64_t window = s.after_ms - s.before_ms + 1;
+    // The model set its deadlines at s.model_at_ms; the server's "now" was in [before, after].
+    const int64_t lo = s.before_ms - s.model_at_ms, hi = s.after_ms - s.model_at_ms + opt_.time_tolerance_ms;
     auto adopt = [&](std::optional<int64_t>& mine, const Reply& theirs) {
       if (!mine || !theirs.is_integer() || theirs.as_integer() < 0) return;
       const int64_t t = theirs.as_integer();
-      if (t != *mine && std::llabs(t - *mine) <= window) mine = t;
+      if (t != *mine && t - *mine >= lo - opt_.time_tolerance_ms && t - *mine <= hi) mine = t;
     };
     if (key_ttl) adopt(e->expire_ms, side()("PEXPIRETIME", key));
     if (!fields.empty() && e->is_hash()) {
