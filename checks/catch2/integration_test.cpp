@@ -67,6 +67,22 @@ TEST_CASE("A failed reply check prints both replies as valkey-cli shows them, an
   CHECK_THAT(r.out, ContainsSubstring("\"got\" == \"wanted\""));
   REQUIRE(r.verdicts.size() == 1);
   CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: fails\tFAIL\t"));
+  // The verdict names the command the reply answered, and ends with a replay line (escaped
+  // newline: catch2/verdict.hpp) that re-runs exactly this test, which fails the same way.
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("(reply to: ECHO got)"));
+  const auto at = r.verdicts[0].find("\\nreplay: ");
+  REQUIRE(at != std::string::npos);
+  std::string replay = r.verdicts[0].substr(at + 10);
+  replay = replay.substr(0, replay.find('\t'));
+  CHECK_THAT(replay, ContainsSubstring(EXPIRYKIT_CATCH2_PROBE) && ContainsSubstring("'probe: fails'"));
+  bp::ipstream out;
+  bp::child c("/bin/bash", "-c", replay, (bp::std_out & bp::std_err) > out);
+  std::string replayed;
+  for (std::string l; std::getline(out, l);) replayed += l + "\n";
+  c.wait();
+  INFO(replay << "\n" << replayed);
+  CHECK(c.exit_code() != 0);
+  CHECK_THAT(replayed, ContainsSubstring("\"got\" == \"wanted\"") && ContainsSubstring("test cases: 1 |"));
 }
 
 TEST_CASE("A passing test gives a PASS verdict with the server's identity", "[catch2]") {

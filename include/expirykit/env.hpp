@@ -30,7 +30,7 @@ inline double parse_number(const char* name, const std::string& v, bool allow_ze
   std::size_t used = 0;
   double x = 0;
   try {
-    x = std::stod(v, &used);
+    if (!v.empty() && v.front() != ' ' && v.front() != '\t' && v.front() != '+') x = std::stod(v, &used);
   } catch (const std::exception&) {
     used = 0;
   }

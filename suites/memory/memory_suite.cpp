@@ -36,12 +36,15 @@ namespace {
 long long env_int(const char* name, long long fallback) {
   const char* v = std::getenv(name);
   if (!v || !*v) return fallback;
+  std::size_t used = 0;
+  long long x = 0;
   try {
-    return std::stoll(v);
+    x = std::stoll(v, &used);
   } catch (const std::exception&) {
-    FAIL(name << "='" << v << "' is not an integer");
+    used = 0;
   }
-  return fallback;
+  if (used == 0 || v[used] != '\0' || x <= 0) FAIL(name << "='" << v << "' is not a positive integer");
+  return x;
 }
 
 memory::LayoutParams params() {

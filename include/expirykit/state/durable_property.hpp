@@ -2,7 +2,7 @@
 // with a replica and AOF on, then every copy of the data checked against the others and the
 // model (state/durable_sequence.hpp), with shrinking and a replay script.
 //
-//   auto r = state::check_durable_sequences(twin, copies, {.sequences = 60, .max_len = 30});
+//   auto r = state::check_durable_sequences(twin, copies, {60, 30});   // sequences, max length
 //   if (!r.ok) FAIL(r.report);   // seed, case, shrunk script, the copy and stage that differed
 //
 // Each case draws, besides its commands (gen::sequence, the same names, flags and TTL classes as

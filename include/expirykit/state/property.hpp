@@ -1,7 +1,7 @@
 // expirykit/state/property.hpp: the model-vs-server property over random command sequences,
 // with a budget in cases and in wall-clock time, independent of any test framework.
 //
-//   auto r = state::check_sequences(twin, {.sequences = 100, .max_len = 40, .seconds = 20});
+//   auto r = state::check_sequences(twin, {100, 40, 20});   // sequences, max length, seconds
 //   if (!r.ok) FAIL(r.report);   // first line: the differing command, both replies, seed, replay
 //
 // Budget. The property runs in rounds of `sequences` x EXPIRYKIT_PROP_SCALE cases (a RapidCheck
@@ -22,6 +22,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include <rapidcheck.h>
 
@@ -52,6 +53,9 @@ struct QuietListener : rc::detail::TestListener {
 };
 
 struct PropertyBudget {
+  PropertyBudget() = default;
+  PropertyBudget(int sequences_, int max_len_, double seconds_ = 0, std::string test_name_ = {})
+      : sequences(sequences_), max_len(max_len_), seconds(seconds_), test_name(std::move(test_name_)) {}
   int sequences = 100;   ///< cases per round, before EXPIRYKIT_PROP_SCALE
   int max_len = 40;      ///< commands per case, at most
   double seconds = 0;    ///< wall-clock budget before EXPIRYKIT_PROP_SCALE; 0: one round

@@ -1,0 +1,123 @@
+// The twin checks clock-dependent replies and deadlines exactly (state/twin.hpp "Time"): a reply
+// or deadline one second off fails, and exact checks of replies read right after a relative
+// TTL was set do not fail on a busy machine. Live: the provisioned default or EXPIRYKIT_SERVER.
+#include <catch2/catch_test_macros.hpp>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <expirykit/catch2/fixture.hpp>
+#include <expirykit/model/model.hpp>
+#include <expirykit/state/replies.hpp>
+#include <expirykit/state/twin.hpp>
+
+using namespace expirykit;
+using catch2::ServerFixture;
+using model::Dialect;
+using resp::Argv;
+using resp::Reply;
+using state::Step;
+using state::Twin;
+
+namespace {
+
+std::string lines(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) out += s + "\n";
+  return out;
+}
+
+class Exact : public ServerFixture {
+ protected:
+  std::unique_ptr<Twin> make_twin(Twin::Options o = {}) {
+    const auto& id = identity();
+    auto d = Dialect::for_server(server::to_string(id.flavor), id.version.major, id.version.minor);
+    if (!d) SKIP("not supported by " << id.to_string() << ": no model dialect (no hash field TTLs)");
+    REQUIRE(client()("FLUSHALL", "SYNC") == Reply::ok());
+    o.server = identity();
+    return std::make_unique<Twin>(client(), *d, o);
+  }
+};
+
+/// Adds `delta` to every non-negative integer of a reply to `cmd` (upper case).
+Twin::Options shift(const std::string& cmd, long long delta) {
+  Twin::Options o;
+  o.mutate_model_reply = [cmd, delta](const Argv& a, Reply& r) {
+    if (a.empty() || model::upper(a[0]) != cmd || !r.is_array()) return;
+    for (auto& e : r.elements())
+      if (e.is_integer() && e.as_integer() >= 0) e = Reply::integer(e.as_integer() + delta);
+  };
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("replies_match: exact unless a tolerance is given, seconds rounded up", "[state][time]") {
+  const Argv httl{"HTTL", "h", "FIELDS", "1", "a"}, hpttl{"HPTTL", "h", "FIELDS", "1", "a"};
+  CHECK(state::replies_match(httl, Reply::ints({100}), Reply::ints({100}), 0));
+  CHECK_FALSE(state::replies_match(httl, Reply::ints({100}), Reply::ints({101}), 0));
+  CHECK_FALSE(state::replies_match(hpttl, Reply::ints({100000}), Reply::ints({99999}), 0));
+  CHECK(state::replies_match(hpttl, Reply::ints({100000}), Reply::ints({99000}), 1000));
+  CHECK(state::replies_match(httl, Reply::ints({100}), Reply::ints({101}), 1));  // 1 ms rounds up to 1 s
+  CHECK_FALSE(state::replies_match(httl, Reply::ints({-1}), Reply::ints({0}), 1000));  // codes stay exact
+}
+
+TEST_CASE_METHOD(Exact, "Exact time: a TTL reply one second off fails the step; unplanted it passes", "[state][time]") {
+  for (const auto& [cmd, delta] : std::vector<std::pair<std::string, long long>>{
+           {"HTTL", 1}, {"HTTL", -1}, {"HPTTL", 1000}, {"HPTTL", -1000}, {"HEXPIRETIME", 1}, {"HPEXPIRETIME", -1000}}) {
+    for (const bool planted : {false, true}) {
+      auto t = planted ? make_twin(shift(cmd, delta)) : make_twin();
+      INFO(cmd << " off by " << delta << (planted ? " (planted)" : " (unplanted)"));
+      REQUIRE(t->run(Argv{"HSET", "h", "a", "1", "b", "2"}).ok);
+      REQUIRE(t->run(Argv{"HPEXPIRE", "h", "100000", "FIELDS", "2", "a", "b"}).ok);
+      const Step s = t->run(Argv{cmd, "h", "FIELDS", "2", "a", "b"});
+      INFO(s.describe());
+      CHECK(s.ok == !planted);
+    }
+  }
+}
+
+TEST_CASE_METHOD(Exact, "Exact time: a deadline one second late or early is reported by compare_state()", "[state][time]") {
+  for (const long long delta : {0LL, 1000LL, -1000LL}) {
+    auto t = make_twin();
+    INFO("server deadline moved by " << delta << " ms");
+    REQUIRE(t->run(Argv{"HSET", "h", "a", "1"}).ok);
+    const Step s = t->run(Argv{"HPEXPIRE", "h", "100000", "FIELDS", "1", "a"});
+    REQUIRE(s.ok);
+    // Behind the model's back: the server's deadline moves by delta.
+    const Reply at = t->side()("HPEXPIRETIME", "h", "FIELDS", "1", "a");
+    REQUIRE(at.is_array());
+    REQUIRE(t->side()("HPEXPIREAT", "h", at[0].as_integer() + delta, "FIELDS", "1", "a") == Reply::ints({1}));
+    const auto diffs = t->compare_state();
+    INFO(lines(diffs));
+    if (delta == 0) {
+      CHECK(diffs.empty());
+    } else {
+      REQUIRE(diffs.size() == 1);
+      CHECK(diffs[0].find("HPEXPIRETIME h FIELDS 1 a") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE_METHOD(Exact, "Exact time: replies read right after relative TTLs agree, 300 times", "[state][time]") {
+  // Relative TTLs in ms and s, then every clock-dependent read at once: each must match the model
+  // at some millisecond of its TIME window, with the dialect's rounding, however busy the machine.
+  auto t = make_twin();
+  std::mt19937 rng(12345);
+  REQUIRE(t->run(Argv{"HSET", "h", "a", "1", "b", "2"}).ok);
+  static const std::vector<std::string> sets = {"HPEXPIRE", "HEXPIRE"};
+  static const std::vector<std::string> reads = {"HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME"};
+  for (int i = 0; i < 300; ++i) {
+    const std::string& set = sets[rng() % sets.size()];
+    const long long amount = set == "HPEXPIRE" ? 100000 + static_cast<long long>(rng() % 5000) : 100 + static_cast<long long>(rng() % 50);
+    const Step a = t->run(Argv{set, "h", std::to_string(amount), "FIELDS", "1", rng() % 2 ? "a" : "b"});
+    INFO(a.describe());
+    REQUIRE(a.ok);
+    const Step r = t->run(Argv{reads[rng() % reads.size()], "h", "FIELDS", "2", "a", "b"});
+    INFO(r.describe());
+    REQUIRE(r.ok);
+  }
+  CHECK(t->compare_state().empty());
+}
