@@ -109,6 +109,14 @@ TEST_CASE("Each test starts on a flushed server", "[catch2]") {
   CHECK(r.code == 0);
 }
 
+TEST_CASE("A CONFIG SET made by one test is set back before the next test; the run names its server", "[catch2]") {
+  auto r = run_probe({"probe: sees the configuration it started with,probe: changes the configuration,"
+                      "probe: sees the configuration it started with", "--order", "decl"});
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, ContainsSubstring("expirykit: tests run against ") && ContainsSubstring(" at 127.0.0.1:"));
+}
+
 TEST_CASE("A server crash fails the test that caused it, with the crash report; the next test gets a new server",
           "[catch2]") {
   auto r = run_probe({"probe: crashes the server,probe: passes", "--order", "decl"});

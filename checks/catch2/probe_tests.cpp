@@ -27,6 +27,15 @@ TEST_CASE_METHOD(ServerFixture, "probe: leaves a key", "[.probe]") { CHECK(clien
 
 TEST_CASE_METHOD(ServerFixture, "probe: sees a clean server", "[.probe]") { CHECK(client()("DBSIZE") == Reply::integer(0)); }
 
+TEST_CASE_METHOD(ServerFixture, "probe: changes the configuration", "[.probe]") {
+  CHECK(client()("CONFIG", "SET", "hash-max-listpack-entries", "3", "notify-keyspace-events", "KEA") == Reply::ok());
+}
+
+TEST_CASE_METHOD(ServerFixture, "probe: sees the configuration it started with", "[.probe]") {
+  CHECK(client()("CONFIG", "GET", "hash-max-listpack-entries") == Reply::array({Reply::string("hash-max-listpack-entries"), Reply::string("128")}));
+  CHECK(client()("CONFIG", "GET", "notify-keyspace-events") == Reply::array({Reply::string("notify-keyspace-events"), Reply::string("")}));
+}
+
 TEST_CASE("probe: a false property", "[.probe]") {
   expirykit::catch2::prop("every int is below 10", [](int x) { RC_ASSERT(x < 10); });
 }

@@ -15,4 +15,12 @@ after=$(sha256sum "$cache/valkey-9.1/bin/valkey-server" 2>/dev/null | cut -d' ' 
 out=$(bash "$root/ci/provision-servers" nosuch-1.0 2>&1); rc=$?
 [ $rc -ne 0 ] || fail "exit code 0 for an unknown server"
 echo "$out" | grep -q "unknown server 'nosuch-1.0'; known: valkey-9.1 redis-8.0" || fail "unknown name not explained"
+# The archive: EXPIRYKIT_DEBIAN_MIRROR wins; else this machine's own apt sources (a local mirror
+# needs no edit of the script).
+out=$(EXPIRYKIT_DEBIAN_MIRROR=http://mirror.example/debian/ bash "$root/ci/provision-servers" --print-mirror 2>&1)
+[ "$out" = "http://mirror.example/debian" ] || fail "EXPIRYKIT_DEBIAN_MIRROR not used"
+first=$(cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources 2>/dev/null |
+        grep -oE '(^deb( \[[^]]*\])? |^URIs: )https?://[^ ]+' | grep -vE 'security' | head -1 | grep -oE 'https?://[^ ]+')
+out=$(env -u EXPIRYKIT_DEBIAN_MIRROR bash "$root/ci/provision-servers" --print-mirror 2>&1)
+[ -z "$first" ] || [ "$out" = "${first%/}" ] || fail "apt's archive $first not used (got $out)"
 echo "PASS"

@@ -6,8 +6,11 @@
 //   }
 //
 // Every test of a test binary shares one server (process::Target: spawned, or external via
-// EXPIRYKIT_SERVER_ADDR); before each test it gets FLUSHALL SYNC and active expiry switched
-// back on, so tests do not see each other's keys. A test that restarts or reconfigures a server
+// EXPIRYKIT_SERVER_ADDR); before each test it gets FLUSHALL SYNC, active expiry switched back on,
+// and every CONFIG parameter an earlier test changed set back to what the first test found
+// (CONFIG GET *), so tests see neither each other's keys nor each other's configuration. When a
+// binary first reaches its server it prints one line on stderr: the server's identity, address
+// and binary. A test that restarts or reconfigures a server
 // asks for its own with fresh_server(), which is skipped in external mode.
 // After each test the fixture checks that the shared server still answers PING; a crash fails
 // that test with the server's exit status and crash report, and the next test gets a new server.
@@ -17,6 +20,8 @@
 #include <catch2/interfaces/catch_interfaces_capture.hpp>
 
 #include <chrono>
+#include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -52,13 +57,40 @@ inline std::unique_ptr<process::Target>& shared_target_slot() {
   static std::unique_ptr<process::Target> t;
   return t;
 }
+/// Counts the shared targets started (a crash starts a new one).
+inline unsigned& shared_target_generation() {
+  static unsigned g = 0;
+  return g;
+}
+/// The shared server's configuration as the first test of its generation found it.
+struct ConfigBaseline {
+  unsigned generation = 0;
+  std::map<std::string, std::string> values;
+};
+inline ConfigBaseline& config_baseline() {
+  static ConfigBaseline b;
+  return b;
+}
+/// CONFIG GET * as name -> value (empty if refused).
+inline std::map<std::string, std::string> config_of(resp::Client& c) {
+  std::map<std::string, std::string> out;
+  const resp::Reply r = c("CONFIG", "GET", "*");
+  if (!r.is_array()) return out;
+  for (std::size_t i = 0; i + 1 < r.size(); i += 2)
+    if (r[i].is_string() && r[i + 1].is_string()) out[r[i].str()] = r[i + 1].str();
+  return out;
+}
 }  // namespace detail
 
 /// The shared server of this test binary, started on first use.
 inline process::Target& shared_target() {
   auto& t = detail::shared_target_slot();
   if (t && t->owned() && !t->owned()->running()) t.reset();  // crashed earlier: start anew
-  if (!t) t = std::make_unique<process::Target>();
+  if (!t) {
+    t = std::make_unique<process::Target>();
+    ++detail::shared_target_generation();
+    std::fprintf(stderr, "expirykit: tests run against %s\n", t->describe().c_str());
+  }
   return *t;
 }
 
@@ -68,6 +100,7 @@ class ServerFixture {
     auto r = client_("FLUSHALL", "SYNC");
     if (r.is_error()) FAIL("FLUSHALL SYNC on " << target_->address() << " failed: " << r);
     if (target_->identity().caps.debug) client_("DEBUG", "SET-ACTIVE-EXPIRE", "1");
+    restore_config();
   }
   /// Fails the test (without throwing) if the shared server no longer answers PING: it died
   /// (the failure carries the exit status and crash report) or hangs (it is then killed).
@@ -122,6 +155,24 @@ class ServerFixture {
   }
 
  private:
+  /// Sets back every parameter an earlier test changed (see the file comment); WARNs about one
+  /// the server refuses to set back.
+  void restore_config() {
+    auto& base = detail::config_baseline();
+    if (base.generation != detail::shared_target_generation()) {
+      base.values = detail::config_of(client_);
+      base.generation = detail::shared_target_generation();
+      return;
+    }
+    const auto now = detail::config_of(client_);
+    for (const auto& [name, value] : base.values) {
+      const auto it = now.find(name);
+      if (it == now.end() || it->second == value) continue;
+      const resp::Reply r = client_("CONFIG", "SET", name, value);
+      if (r.is_error()) WARN("could not set " << name << " back to '" << value << "' after an earlier test: " << r);
+    }
+  }
+
   process::Target* target_;
   resp::Client client_;
 };

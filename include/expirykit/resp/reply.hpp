@@ -251,6 +251,64 @@ inline std::string cli_quote(std::string_view arg) {
   return out + "\"";
 }
 
+/// The arguments of one valkey-cli line, the inverse of cli_line(): words split on spaces;
+/// "double quotes" with the escapes \" \\ \n \r \t \a \b \xHH, and 'single quotes' with \', each a
+/// single argument (e.g. `HSET k "a b" ''` gives HSET, k, "a b" and an empty argument). Throws
+/// std::invalid_argument on an unbalanced quote or a quote not followed by a space.
+inline Argv parse_cli_line(std::string_view line) {
+  Argv out;
+  std::size_t i = 0;
+  auto hexval = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; };
+  while (true) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    if (i >= line.size()) return out;
+    std::string arg;
+    const char q = line[i];
+    if (q == '"' || q == '\'') {
+      ++i;
+      bool closed = false;
+      while (i < line.size()) {
+        char c = line[i++];
+        if (c == q) {
+          closed = true;
+          break;
+        }
+        if (c == '\\' && i < line.size()) {
+          const char e = line[i++];
+          if (q == '\'') {
+            arg += e == '\'' ? "'" : std::string("\\") + e;
+            continue;
+          }
+          switch (e) {
+            case 'n': arg += '\n'; break;
+            case 'r': arg += '\r'; break;
+            case 't': arg += '\t'; break;
+            case 'a': arg += '\a'; break;
+            case 'b': arg += '\b'; break;
+            case 'x':
+              if (i + 1 < line.size() && hexval(line[i]) >= 0 && hexval(line[i + 1]) >= 0) {
+                arg += static_cast<char>(hexval(line[i]) * 16 + hexval(line[i + 1]));
+                i += 2;
+              } else {
+                arg += 'x';
+              }
+              break;
+            default: arg += e;
+          }
+          continue;
+        }
+        arg += c;
+      }
+      if (!closed) throw std::invalid_argument("unbalanced quotes in: " + std::string(line));
+      if (i < line.size() && line[i] != ' ' && line[i] != '\t')
+        throw std::invalid_argument("closing quote must be followed by a space in: " + std::string(line));
+    } else {
+      while (i < line.size() && line[i] != ' ' && line[i] != '\t') arg += line[i++];
+    }
+    out.push_back(std::move(arg));
+  }
+}
+
 /// A command as one valkey-cli line, e.g. `HSET k "a b" 1`.
 inline std::string cli_line(const Argv& argv) {
   std::string out;
