@@ -64,7 +64,7 @@ TEST_CASE("A failed reply check prints both replies as valkey-cli shows them, an
   auto r = run_probe({"probe: fails"});
   INFO(r.out);
   CHECK(r.code != 0);
-  CHECK_THAT(r.out, ContainsSubstring("\"got\" == \"wanted\""));
+  CHECK_THAT(r.out, ContainsSubstring("\"got\"  (reply to: ECHO got) == \"wanted\""));
   REQUIRE(r.verdicts.size() == 1);
   CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: fails\tFAIL\t"));
   // The verdict names the command the reply answered, and ends with a replay line (escaped
@@ -82,7 +82,7 @@ TEST_CASE("A failed reply check prints both replies as valkey-cli shows them, an
   c.wait();
   INFO(replay << "\n" << replayed);
   CHECK(c.exit_code() != 0);
-  CHECK_THAT(replayed, ContainsSubstring("\"got\" == \"wanted\"") && ContainsSubstring("test cases: 1 |"));
+  CHECK_THAT(replayed, ContainsSubstring("\"got\"  (reply to: ECHO got) == \"wanted\"") && ContainsSubstring("test cases: 1 |"));
 }
 
 TEST_CASE("A passing test gives a PASS verdict with the server's identity", "[catch2]") {
