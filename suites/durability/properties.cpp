@@ -8,7 +8,7 @@
 // Replica differences on keys touched by a command that triggers a known primary/replica
 // divergence of the server under test (server/known_issues.hpp; the example cases in replica.cpp
 // report them as KNOWN ISSUE) are excused and counted; everything else must agree.
-// Budget (state/property.hpp): rounds of 50 sequences of up to 30 commands while 15 s last, both
+// Budget (state/property.hpp): rounds of 50 sequences of up to 30 commands while 10 s last, both
 // times EXPIRYKIT_PROP_SCALE (or EXPIRYKIT_PROP_SECONDS). A failure's first line names the stage
 // and copy that differed (or the command), the seed and the command line that replays it; then the
 // case, the shrunk script for the primary with every reply, and each difference.
@@ -29,11 +29,13 @@ TEST_CASE_METHOD(ReplicaFixture, "Random sequences: replica, RDB and AOF copies 
   auto set = fresh_replica_set(o);
   process::Server loader;  // the same binary (EXPIRYKIT_SERVER or the provisioned default)
   resp::Client c = set->primary().client();
-  state::Twin t(c, dialect);
+  state::Twin::Options topt;
+  topt.server = identity();  // the primary's known issues are excused per step (state/known_divergence.hpp)
+  state::Twin t(c, dialect, topt);
   state::Copies copies{*set, loader};
   state::DurableOptions opt;
   opt.server = identity();  // known primary/replica divergences of this server are excused, and counted
-  auto r = state::check_durable_sequences(t, copies, state::PropertyBudget{50, 30, 15, catch2::current_test_name()}, opt);
+  auto r = state::check_durable_sequences(t, copies, state::PropertyBudget{50, 30, 10, catch2::current_test_name()}, opt);
   std::string known;
   for (const auto& [id, n] : r.known_issues) known += " " + id + " (" + std::to_string(n) + " cases)";
   UNSCOPED_INFO(r.sequences << " sequences in " << r.rounds << " round(s), " << r.commands << " commands in " << r.seconds

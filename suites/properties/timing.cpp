@@ -34,9 +34,9 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
   t.observe_events();
   t.observe_counters();
   t.observe_tracking();
-  // Rounds of 10 cases (x EXPIRYKIT_PROP_SCALE) for 5 s (state/property.hpp); a failure shrinks
+  // Rounds of 10 cases (x EXPIRYKIT_PROP_SCALE) for 4 s (state/property.hpp); a failure shrinks
   // (each try takes real time: the waits) and prints its seed and replay command line.
-  expirykit::state::PropertyBudget budget{10, 0, 5, current_test_name()};
+  expirykit::state::PropertyBudget budget{10, 0, 4, current_test_name()};
   auto r = expirykit::state::check_cases("expired fields hidden, counted and reclaimed on " + t.dialect().name, budget, [&] {
     expirykit::state::SequenceResult res;
     auto fail = [&](const std::string& summary, const std::string& detail) {
