@@ -85,6 +85,13 @@ TEST_CASE("A failed reply check prints both replies as valkey-cli shows them, an
   CHECK_THAT(replayed, ContainsSubstring("\"got\"  (reply to: ECHO got) == \"wanted\"") && ContainsSubstring("test cases: 1 |"));
 }
 
+TEST_CASE("A failed boolean check's verdict leads with the INFO in scope", "[catch2]") {
+  auto r = run_probe({"probe: fails with context"});
+  INFO(r.out);
+  REQUIRE(r.verdicts.size() == 1);
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("\tFAIL\tHTTL h FIELDS 1 a -> server [5], model [4]\\nCHECK( agree ) with false"));
+}
+
 TEST_CASE("A passing test gives a PASS verdict with the server's identity", "[catch2]") {
   auto r = run_probe({"probe: passes"});
   INFO(r.out);

@@ -27,6 +27,12 @@ TEST_CASE_METHOD(ServerFixture, "probe: leaves a key", "[.probe]") { CHECK(clien
 
 TEST_CASE_METHOD(ServerFixture, "probe: sees a clean server", "[.probe]") { CHECK(client()("DBSIZE") == Reply::integer(0)); }
 
+TEST_CASE_METHOD(ServerFixture, "probe: fails with context", "[.probe]") {
+  const bool agree = client()("ECHO", "x") == Reply::string("y");
+  INFO("HTTL h FIELDS 1 a -> server [5], model [4]");
+  CHECK(agree);
+}
+
 TEST_CASE_METHOD(ServerFixture, "probe: changes the configuration", "[.probe]") {
   CHECK(client()("CONFIG", "SET", "hash-max-listpack-entries", "3", "notify-keyspace-events", "KEA") == Reply::ok());
 }

@@ -45,6 +45,14 @@ class VerdictListener : public Catch::EventListenerBase {
       const std::string msg(r.getMessage());
       detail_ = r.hasExpression() ? r.getExpressionInMacro() + " with " + r.getExpandedExpression() : msg;
       if (r.hasMessage() && r.hasExpression()) detail_ += " (" + msg + ")";
+      // INFO/CAPTURE in scope (e.g. INFO(step.describe()) before CHECK(step.ok)): a bare
+      // true/false expansion says nothing, so the messages lead; otherwise they follow.
+      std::string info;
+      for (const auto& m : stats.infoMessages) info += (info.empty() ? "" : "\n") + m.message;
+      if (!info.empty()) {
+        const std::string x = r.hasExpression() ? r.getExpandedExpression() : "";
+        detail_ = (x == "false" || x == "true") ? info + "\n" + detail_ : detail_ + "\n" + info;
+      }
     }
   }
   void testCaseEnded(const Catch::TestCaseStats& stats) override {
