@@ -38,7 +38,8 @@ TEST_CASE_METHOD(ServerFixture, "probe: changes the configuration", "[.probe]") 
 }
 
 TEST_CASE_METHOD(ServerFixture, "probe: sees the configuration it started with", "[.probe]") {
-  CHECK(client()("CONFIG", "GET", "hash-max-listpack-entries") == Reply::array({Reply::string("hash-max-listpack-entries"), Reply::string("128")}));
+  // The server's own default (128 on Redis, 512 on Valkey 9.1), not what the other probe set.
+  CHECK_FALSE(client()("CONFIG", "GET", "hash-max-listpack-entries") == Reply::array({Reply::string("hash-max-listpack-entries"), Reply::string("3")}));
   CHECK(client()("CONFIG", "GET", "notify-keyspace-events") == Reply::array({Reply::string("notify-keyspace-events"), Reply::string("")}));
 }
 
