@@ -112,7 +112,6 @@ TEST_CASE("memory verdict: within, regressed, improved and missing", "[memory][b
   CHECK_THAT(same.text, ContainsSubstring("PASSED string-ex"));
 
   auto bigger = measurement("string-ex", {133.4, 133.0, 133.5});
-  bigger.params.value_size = 48;
   auto v = memory::compare(bigger, b, origin);
   CHECK(v.status == memory::Verdict::Status::regressed);
   CHECK_FALSE(v.ok());
@@ -122,7 +121,7 @@ TEST_CASE("memory verdict: within, regressed, improved and missing", "[memory][b
         "REGRESSED string-ex on valkey 9.1.2: measured 133.4 B/key (median of 3, spread 0.5 B = 0.4%), encodings "
         "embstr x64; baseline 125.4 B/key (spread 0.3 B, encodings embstr, ci/baselines/memory/valkey-9.1.json, "
         "recorded " + b.recorded + " on valkey 9.1.2); difference +8.0 B (+6.4%), allowed +/-3.8 B (3.0% or 1.0 B, "
-        "whichever is larger); parameters differ: value_size 48 (baseline 40). This layout costs more memory than "
+        "whichever is larger). This layout costs more memory than "
         "the committed baseline. If that is expected (a new server release, or your layout changed on purpose), "
         "rewrite the baseline: EXPIRYKIT_UPDATE_BASELINES=1 ci/memory-gate valkey-9.1; otherwise look at the "
         "encodings above first.");
@@ -132,6 +131,22 @@ TEST_CASE("memory verdict: within, regressed, improved and missing", "[memory][b
   CHECK(smaller.ok());
   CHECK_THAT(smaller.text, ContainsSubstring("IMPROVED") && ContainsSubstring("update it") &&
                                ContainsSubstring("encodings changed from embstr to listpack"));
+
+  // Another layout parameter: no verdict, whichever way the figure went (not "IMPROVED").
+  for (double figure : {110.0, 125.4, 140.0}) {
+    auto other = measurement("string-ex", {figure, figure, figure});
+    other.params.value_size = 48;
+    auto x = memory::compare(other, b, origin);
+    CHECK(x.status == memory::Verdict::Status::incomparable);
+    CHECK_FALSE(x.ok());
+    CHECK_THAT(x.text, ContainsSubstring("INCOMPARABLE string-ex") &&
+                           ContainsSubstring("parameters differ: value_size 48 (baseline 40)") &&
+                           ContainsSubstring("EXPIRYKIT_MEMORY_VALUE_SIZE"));
+    CHECK_FALSE(memory::WithinBaseline(b, origin).match(other));
+  }
+  auto other_n = measurement("string-ex", {125.4});
+  other_n.params.n = 1000;
+  CHECK(memory::compare(other_n, b, origin).status == memory::Verdict::Status::incomparable);
 
   auto missing = memory::compare(measurement("ints50", {6.0}), b, origin);
   CHECK(missing.status == memory::Verdict::Status::no_baseline);

@@ -12,11 +12,12 @@ const std::vector<std::string> kNames = {
     "HSET", "HMSET", "HSETNX", "HGET", "HMGET", "HDEL", "HLEN", "HEXISTS", "HGETALL", "HKEYS", "HVALS",
     "HSTRLEN", "HINCRBY", "HINCRBYFLOAT", "HEXPIRE", "HPEXPIRE", "HEXPIREAT", "HPEXPIREAT", "HTTL", "HPTTL",
     "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST", "HSETEX", "HGETEX", "HGETDEL", "DEL", "EXISTS", "TYPE",
-    "SET", "GET", "EXPIRE", "PERSIST", "TTL", "RENAME"};
+    "SET", "GET", "EXPIRE", "PERSIST", "TTL", "RENAME", "COPY"};
 const std::vector<std::string> kTokens = {
     "h", "g", "s", "a", "b", "FIELDS", "fields", "1", "2", "0", "-1", "3", "NX", "XX", "GT", "LT", "FNX",
     "FXX", "EX", "PX", "EXAT", "PXAT", "KEEPTTL", "PERSIST", "100", "1800000000000", "1.5", "",
-    "9223372036854775807", "-9223372036854775808", "70368744177664", "abc"};
+    "9223372036854775807", "-9223372036854775808", "70368744177664", "abc", "2147483647", "2147483648",
+    "9223372036854775808"};
 
 rc::Gen<Argv> gen_argv() {
   return rc::gen::apply(
@@ -41,7 +42,8 @@ TEST_CASE("apply() never throws except Unmodelled, and leaves no empty hash", "[
         } catch (const expirykit::model::Unmodelled&) {
         }
         if (i < steps.size()) s.advance(steps[i] % 200);
-        // "an emptied hash disappears" (valkey-hfe.md §3, redis-hfe.md §3): COPY is not generated.
+        // "an emptied hash disappears" (valkey-hfe.md §3, redis-hfe.md §3), and the specification's
+        // COPY never makes an empty one (known issue valkey-copy-skips-expired-fields does).
         for (const auto& [k, e] : s.ks.entries()) RC_ASSERT(!(e.is_hash() && e.hash().fields.empty()));
       }
     });

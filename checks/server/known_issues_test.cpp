@@ -1,12 +1,18 @@
-// server/known_issues.hpp: KnownIssue::covers() on hand-built rows, and every row of the real
-// table well-formed (a row with a typo'd id or no replay would hide or garble a failure).
+// server/known_issues.hpp: KnownIssue::covers() on hand-built rows, every row of the real table
+// well-formed (a row with a typo'd id or no replay would hide or garble a failure), the one
+// verdict (judge()) every check reports, and which rows state::Twin recognises per step.
 #include <catch2/catch_test_macros.hpp>
+
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <set>
 
+#include <expirykit/model/apply.hpp>
 #include <expirykit/server/known_issues.hpp>
 
 using namespace expirykit::server;
+using Catch::Matchers::ContainsSubstring;
+using Catch::Matchers::StartsWith;
 
 namespace {
 Identity id(Flavor f, int major, int minor, int patch) {
@@ -47,6 +53,75 @@ TEST_CASE("Every row of the known issue table is complete and findable by its id
     CHECK(!k.replay.empty());
     if (k.until) CHECK(k.from < *k.until);
     CHECK(k.covers(Identity{k.flavor, k.from, {}}));
+    // An upstream report links to its page; the id names the flavor it belongs to.
+    CHECK((k.report == "unreported") == k.url().empty());
+    CHECK_THAT(k.id, StartsWith(std::string(to_string(k.flavor)) + "-"));
+    // A row the twin can recognise names the commands whose steps show it, and upper-case.
+    if (k.reproduce.any() || k.matches) CHECK(k.recognisable());
+    for (const auto& c : k.commands) CHECK(c == expirykit::model::upper(c));
   }
   CHECK(find_known_issue("no-such-issue-id") == nullptr);
+  CHECK(find_known_issue("valkey-ttl-hash-not-compact")->url() == "https://github.com/valkey-io/valkey/issues/2618");
+}
+
+TEST_CASE("judge(): KNOWN ISSUE in range with the defect, FIXED in range without, a failure outside with it",
+          "[server][known-issues]") {
+  const KnownIssue& k = *find_known_issue("valkey-copy-skips-expired-fields");
+  const Identity affected = id(Flavor::valkey, 9, 1, 2), other = id(Flavor::redis, 8, 0, 6);
+  auto seen = judge(k, affected, true, "HLEN h2 1");
+  CHECK(seen.verdict == IssueVerdict::known_issue);
+  CHECK_THAT(seen.message, StartsWith("KNOWN ISSUE unreported [valkey-copy-skips-expired-fields in server/known_issues.hpp]") &&
+                               ContainsSubstring("replay:\nDEBUG SET-ACTIVE-EXPIRE 0") &&
+                               ContainsSubstring("observed: HLEN h2 1") && ContainsSubstring("(valkey 9.1.2)"));
+  auto fixed = judge(k, affected, false, "HLEN h2 2", "also this");
+  CHECK(fixed.verdict == IssueVerdict::fixed);
+  CHECK_THAT(fixed.message, StartsWith("FIXED unreported [valkey-copy-skips-expired-fields] on valkey 9.1.2") &&
+                                ContainsSubstring("record the fix (set `until`") && ContainsSubstring("; also this"));
+  auto outside = judge(k, other, true, "HLEN h2 1");
+  CHECK(outside.verdict == IssueVerdict::failed);
+  CHECK_THAT(outside.message, ContainsSubstring("outside its recorded range") && ContainsSubstring("replay:"));
+  auto nothing = judge(k, other, false, "HLEN h2 2");
+  CHECK(nothing.verdict == IssueVerdict::none);
+  CHECK(nothing.message.empty());
+  // A reported issue links to its page.
+  CHECK_THAT(judge(*find_known_issue("valkey-expired-fields-propagated"), affected, true, "x").message,
+             ContainsSubstring("(https://github.com/valkey-io/valkey/issues/4732)"));
+}
+
+TEST_CASE("The rows state::Twin recognises per step, by server and command", "[server][known-issues]") {
+  auto ids = [](const Identity& s) {
+    std::set<std::string> out;
+    for (const auto* k : recognisable_issues(s)) out.insert(k->id);
+    return out;
+  };
+  CHECK(ids(id(Flavor::valkey, 9, 1, 2)) ==
+        std::set<std::string>{"valkey-copy-skips-expired-fields", "valkey-fields-keyword-scan-includes-key",
+                              "valkey-hsetex-flag-named-key"});
+  CHECK(ids(id(Flavor::valkey, 9, 0, 3)) ==
+        std::set<std::string>{"valkey-fields-token-unchecked"});  // the 9.1.2 rows start at 9.1.2
+  CHECK(ids(id(Flavor::redis, 8, 0, 6)) ==
+        std::set<std::string>{"redis-hexpire-revives-expired-field", "redis-hmget-deletes-hash-silently",
+                              "redis-hsetex-keepttl-expired-deadline"});
+  CHECK(ids(id(Flavor::redis, 7, 0, 15)).empty());
+  const KnownIssue& k = *find_known_issue("redis-hexpire-revives-expired-field");
+  CHECK(k.concerns({"hpexpireat", "h", "1", "FIELDS", "1", "a"}));
+  CHECK_FALSE(k.concerns({"HPERSIST", "h", "FIELDS", "1", "a"}));
+  CHECK(k.concerns({"EXEC"}, {{"HSET", "h", "a", "1"}, {"HEXPIRE", "h", "1", "FIELDS", "1", "a"}}));
+  // The events matcher of valkey-hsetex-flag-named-key: the replies agree, the events differ.
+  const KnownIssue& f = *find_known_issue("valkey-hsetex-flag-named-key");
+  Divergence d{{"HSETEX", "fnx", "EX", "100", "FIELDS", "1", "a", "1"}, {}, expirykit::resp::Reply::integer(1),
+               expirykit::resp::Reply::integer(1), "event 1: server hset@EX, model hset@fnx", ""};
+  CHECK(f.matches(d));
+  d.argv[1] = "h";
+  CHECK_FALSE(f.matches(d));
+  d.argv[1] = "XX";
+  d.server = expirykit::resp::Reply::integer(0);
+  CHECK_FALSE(f.matches(d));  // a reply divergence is not this issue
+  // Its invalidation goes to the same wrong key (live 9.1.2): a tracking difference is the issue too.
+  d.server = expirykit::resp::Reply::integer(1);
+  d.events_diff.clear();
+  d.tracking_diff = "invalidation 1: server PXAT, model XX";
+  CHECK(f.matches(d));
+  d.tracking_diff.clear();
+  CHECK_FALSE(f.matches(d));  // nothing differs
 }

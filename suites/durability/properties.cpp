@@ -8,7 +8,7 @@
 // Replica differences on keys touched by a command that triggers a known primary/replica
 // divergence of the server under test (server/known_issues.hpp; the example cases in replica.cpp
 // report them as KNOWN ISSUE) are excused and counted; everything else must agree.
-// Budget (state/property.hpp): rounds of 50 sequences of up to 30 commands while 10 s last, both
+// Budget (state/property.hpp): rounds of 20 sequences of up to 30 commands while 10 s last, both
 // times EXPIRYKIT_PROP_SCALE (or EXPIRYKIT_PROP_SECONDS). A failure's first line names the stage
 // and copy that differed (or the command), the seed and the command line that replays it; then the
 // case, the shrunk script for the primary with every reply, and each difference.
@@ -35,7 +35,7 @@ TEST_CASE_METHOD(ReplicaFixture, "Random sequences: replica, RDB and AOF copies 
   state::Copies copies{*set, loader};
   state::DurableOptions opt;
   opt.server = identity();  // known primary/replica divergences of this server are excused, and counted
-  auto r = state::check_durable_sequences(t, copies, state::PropertyBudget{50, 30, 10, catch2::current_test_name()}, opt);
+  auto r = state::check_durable_sequences(t, copies, state::PropertyBudget{20, 30, 10, catch2::current_test_name()}, opt);
   std::string known;
   for (const auto& [id, n] : r.known_issues) known += " " + id + " (" + std::to_string(n) + " cases)";
   UNSCOPED_INFO(r.sequences << " sequences in " << r.rounds << " round(s), " << r.commands << " commands in " << r.seconds

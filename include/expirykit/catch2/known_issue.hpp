@@ -5,13 +5,15 @@
 //   expirykit::catch2::known_issue(identity(), "valkey-expired-fields-propagated", defect, details);
 //   // continues only when the server behaved as specified and no known issue applies
 //
-// Verdicts (ci/conformance prints the first word of the SKIP message as the verdict):
-//   defect seen, server in the issue's range   -> SKIP "KNOWN ISSUE <report>: ..." (not a failure)
-//   no defect, server in the issue's range     -> SKIP "FIXED <report> on <server>: ..." (record the
-//                                                 fix: set `until` in server/known_issues.hpp)
+// Verdicts (server::judge(); ci/conformance prints the first word of the SKIP message as the
+// verdict):
+//   defect seen, server in the issue's range   -> SKIP "KNOWN ISSUE <report> [<id> ...]: ..." (not a
+//                                                 failure; the replay script and `details` follow)
+//   no defect, server in the issue's range     -> SKIP "FIXED <report> [<id>] on <server>: ..." (record
+//                                                 the fix: set `until` in server/known_issues.hpp)
 //   defect seen, server outside the range      -> FAIL with the details and the replay script
 //   no defect, server outside the range        -> returns; the test goes on
-// Throws (FAILs) when `id` is not in the table: a typo must not hide a failure.
+// FAILs when `id` is not in the table: a typo must not hide a failure.
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>
@@ -23,25 +25,20 @@
 
 namespace expirykit::catch2 {
 
+/// Turns a judgement into the Catch2 outcome above (SKIP, FAIL, or nothing).
+inline void report(const server::IssueJudgement& j) {
+  switch (j.verdict) {
+    case server::IssueVerdict::known_issue:
+    case server::IssueVerdict::fixed: SKIP(j.message); break;
+    case server::IssueVerdict::failed: FAIL(j.message); break;
+    case server::IssueVerdict::none: break;
+  }
+}
+
 /// The verdict for one row of the table (or a row a test builds itself).
 inline void known_issue(const server::Identity& server, const server::KnownIssue& row, bool defect_observed,
                         const std::string& observed) {
-  const server::KnownIssue* k = &row;
-  const std::string& id = row.id;
-  const bool affected = k->covers(server);
-  // The id comes first: verdict tables cut long messages; the replay follows the sentence.
-  if (defect_observed && affected)
-    SKIP("KNOWN ISSUE " << k->report << " [" << id << " in server/known_issues.hpp]: " << k->what << " ("
-                        << server.to_string() << ")\nreplay:\n"
-                        << k->replay << "\nobserved: " << observed);
-  if (!defect_observed && affected)
-    SKIP("FIXED " << k->report << " [" << id << "] on " << server.to_string() << ": " << k->what
-                  << " no longer reproduces; record the fix (set `until` of '" << id
-                  << "' in server/known_issues.hpp)");
-  if (defect_observed)
-    FAIL("known issue " << k->report << " (" << k->what << ") appears on " << server.to_string()
-                        << ", outside its recorded range; observed: " << observed << "\nreplay:\n"
-                        << k->replay);
+  report(server::judge(row, server, defect_observed, observed));
 }
 
 /// The verdict for the row `id` of server/known_issues.hpp; FAILs when there is no such row.

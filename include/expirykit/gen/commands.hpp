@@ -2,12 +2,15 @@
 //
 //   auto g = gen::command(dialect);                // one command, weighted mix
 //   auto s = gen::sequence(dialect, 40);           // up to 40 commands
+//   auto p = gen::property_sequence(dialect, 40);  // what state::check_sequences runs
 //
 // Mostly valid commands of the modelled set (model/apply.hpp), on a few colliding keys and
 // fields (gen/names.hpp) with times from gen/ttl.hpp; about one in ten is malformed on purpose:
 // numfields off by one or zero, FIELDS missing, an unknown or repeated flag, conflicting flags,
 // too few arguments. Commands the dialect lacks (HSETEX on Redis 7.4) are not generated.
-// Every generated time is either far from "now" or clearly past, so a sequence is deterministic.
+// Every generated time is either far from "now" or clearly past, so a sequence is deterministic;
+// the main property's property_sequence() adds setups whose fields expire during a server sleep
+// (DEBUG SLEEP), deterministic too.
 #pragma once
 
 #include <string>
@@ -42,14 +45,31 @@ inline rc::Gen<Argv> weighted(std::vector<std::pair<std::size_t, rc::Gen<Argv>>>
   }));
 }
 
-/// "FIELDS n f1 .. fn" (with values when `values`), sometimes malformed when `mistakes`.
-inline void fields_block(Argv& a, const std::vector<std::string>& fields, bool values, bool mistakes) {
+/// numfields values at the edges of the servers' parsing (state/coverage.hpp "numfields"
+/// table): 0, INT_MAX, INT_MAX + 1 (Redis HSETEX reads numfields as a long long but checks it
+/// against INT_MAX), 2^63 - 1.
+inline const std::vector<std::string>& extreme_numfields() {
+  static const std::vector<std::string> v = {"0", "2147483647", "2147483648", "9223372036854775807"};
+  return v;
+}
+
+/// "FIELDS n f1 .. fn" (with values when `values`), sometimes malformed when `mistakes`; when
+/// `extremes`, 1 in 12 gives numfields one of extreme_numfields() (with the fields as drawn).
+inline void fields_block(Argv& a, const std::vector<std::string>& fields, bool values, bool mistakes, bool extremes = true) {
   int n = static_cast<int>(fields.size());
   const int kind = mistakes ? *rc::gen::weightedElement<int>({{90, 0}, {3, 1}, {3, 2}, {2, 3}, {2, 4}}) : 0;
   if (kind == 4) return;  // FIELDS block missing entirely
   a.push_back(kind == 3 ? *rc::gen::elementOf(std::vector<std::string>{"FIELD", "NX", "fields"}) : "FIELDS");
   if (kind == 1) n += *rc::gen::elementOf(std::vector<int>{-1, 1});
   if (kind == 2) n = *rc::gen::elementOf(std::vector<int>{0, -1});
+  if (extremes && *rc::gen::inRange(0, 12) == 0) {
+    a.push_back(*rc::gen::elementOf(extreme_numfields()));
+    for (const auto& f : fields) {
+      a.push_back(f);
+      if (values) a.push_back(*value());
+    }
+    return;
+  }
   a.push_back(std::to_string(n));
   for (const auto& f : fields) {
     a.push_back(f);
@@ -66,7 +86,7 @@ inline rc::Gen<Argv> hexpire_command(const model::Dialect& d) {
     TimeArg t{which == 0 || which == 2, which >= 2};
     Argv a{names[which], *key_name(), *time_arg(t, d)};
     const bool mistakes = *rc::gen::inRange(0, 10) == 0;
-    auto cond = *rc::gen::weightedElement<int>({{40, 0}, {15, 1}, {15, 2}, {15, 3}, {15, 4}});
+    auto cond = *rc::gen::inRange(0, 5);  // none, NX, XX, GT, LT: each a row of state/coverage.hpp
     static const char* conds[] = {"", "NX", "XX", "GT", "LT"};
     if (cond) a.push_back(conds[cond]);
     if (mistakes && *rc::gen::inRange(0, 2)) a.push_back(*rc::gen::elementOf(std::vector<std::string>{"NX", "GT", "XX", "FOO"}));
@@ -78,7 +98,8 @@ inline rc::Gen<Argv> hexpire_command(const model::Dialect& d) {
 /// One HTTL / HPTTL / HEXPIRETIME / HPEXPIRETIME / HPERSIST command.
 inline rc::Gen<Argv> field_query_command() {
   return full(rc::gen::exec([] {
-    Argv a{*rc::gen::elementOf(std::vector<std::string>{"HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST"}),
+    // HPERSIST twice: it is a row of state/coverage.hpp on its own, the other four share one.
+    Argv a{*rc::gen::elementOf(std::vector<std::string>{"HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST", "HPERSIST"}),
            *key_name()};
     detail::fields_block(a, *field_list(), false, *rc::gen::inRange(0, 12) == 0);
     return a;
@@ -93,9 +114,10 @@ inline rc::Gen<Argv> hsetex_command(const model::Dialect& d) {
     std::vector<Argv> opts;
     const int key_cond = *rc::gen::weightedElement<int>({{85, 0}, {8, 1}, {7, 2}});
     if (key_cond) opts.push_back({key_cond == 1 ? "NX" : "XX"});
-    const int fcond = *rc::gen::weightedElement<int>({{60, 0}, {20, 1}, {20, 2}});
+    // Each FNX/FXX/none x expiry form is a row of state/coverage.hpp: drawn evenly.
+    const int fcond = *rc::gen::inRange(0, 3);
     if (fcond) opts.push_back({fcond == 1 ? "FNX" : "FXX"});
-    const int exp = *rc::gen::weightedElement<int>({{25, 0}, {20, 1}, {15, 2}, {10, 3}, {10, 4}, {20, 5}});
+    const int exp = *rc::gen::inRange(0, 6);
     static const char* exps[] = {"", "EX", "PX", "EXAT", "PXAT", "KEEPTTL"};
     if (exp == 5) opts.push_back({"KEEPTTL"});
     else if (exp) opts.push_back({exps[exp], *time_arg(TimeArg{exp == 1 || exp == 3, exp >= 3}, d)});
@@ -113,7 +135,7 @@ inline rc::Gen<Argv> hgetex_command(const model::Dialect& d) {
   return full(rc::gen::exec([d] {
     Argv a{"HGETEX", *key_name()};
     const bool mistakes = *rc::gen::inRange(0, 10) == 0;
-    const int exp = *rc::gen::weightedElement<int>({{25, 0}, {20, 1}, {15, 2}, {10, 3}, {10, 4}, {20, 5}});
+    const int exp = *rc::gen::inRange(0, 6);  // each form a row of state/coverage.hpp
     static const char* exps[] = {"", "EX", "PX", "EXAT", "PXAT", "PERSIST"};
     if (exp == 5) a.push_back("PERSIST");
     else if (exp) detail::append(a, {exps[exp], *time_arg(TimeArg{exp == 1 || exp == 3, exp >= 3}, d)});
@@ -127,7 +149,7 @@ inline rc::Gen<Argv> hgetex_command(const model::Dialect& d) {
 inline rc::Gen<Argv> hash_command() {
   return full(rc::gen::exec([] {
     const std::string k = *key_name();
-    switch (*rc::gen::weightedElement<int>({{20, 0}, {4, 1}, {4, 2}, {8, 3}, {5, 4}, {6, 5}, {4, 6}, {4, 7}, {5, 8}, {4, 9}, {3, 10}, {2, 11}})) {
+    switch (*rc::gen::weightedElement<int>({{16, 0}, {4, 1}, {4, 2}, {8, 3}, {5, 4}, {6, 5}, {4, 6}, {7, 7}, {7, 8}, {4, 9}, {4, 10}, {2, 11}})) {
       case 0: {
         Argv a{"HSET", k};
         for (const auto& f : *field_list(3)) detail::append(a, {f, *value()});
@@ -153,7 +175,7 @@ inline rc::Gen<Argv> hash_command() {
       }
       case 6: return Argv{"HLEN", k};
       case 7: return Argv{*rc::gen::elementOf(std::vector<std::string>{"HEXISTS", "HSTRLEN"}), k, *field_name()};
-      case 8: return Argv{*rc::gen::elementOf(std::vector<std::string>{"HGETALL", "HKEYS", "HVALS"}), k};
+      case 8: return Argv{*rc::gen::elementOf(std::vector<std::string>{"HGETALL", "HGETALL", "HKEYS", "HVALS"}), k};
       case 9:
         return Argv{"HINCRBY", k, *field_name(),
                     *rc::gen::weightedOneOf<std::string>({{9, rc::gen::map(rc::gen::inRange(-100, 100), [](int v) { return std::to_string(v); })},
@@ -169,7 +191,7 @@ inline rc::Gen<Argv> hash_command() {
 inline rc::Gen<Argv> key_command() {
   return full(rc::gen::exec([] {
     const std::string k = *key_name();
-    switch (*rc::gen::weightedElement<int>({{4, 0}, {3, 1}, {3, 2}, {5, 3}, {2, 4}, {4, 5}, {2, 6}, {2, 7}, {2, 8}, {2, 9}})) {
+    switch (*rc::gen::weightedElement<int>({{4, 0}, {3, 1}, {3, 2}, {9, 3}, {2, 4}, {4, 5}, {2, 6}, {2, 7}, {2, 8}, {2, 9}})) {
       case 0: return Argv{"DEL", k};
       case 1: return Argv{"EXISTS", k, *key_name()};
       case 2: return Argv{"TYPE", k};
@@ -204,7 +226,7 @@ inline rc::Gen<Argv> key_command() {
 inline rc::Gen<Argv> around_command() {
   return full(rc::gen::exec([] {
     const std::string k = *key_name();
-    switch (*rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {2, 2}, {1, 3}, {3, 4}, {2, 5}, {2, 6}, {1, 7}, {1, 8}, {4, 9}})) {
+    switch (*rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {2, 2}, {1, 3}, {3, 4}, {2, 5}, {2, 6}, {1, 7}, {3, 8}, {4, 9}})) {
       case 0: {
         Argv a{"HRANDFIELD", k};
         if (*rc::gen::inRange(0, 4)) {
@@ -249,13 +271,15 @@ inline rc::Gen<Argv> around_command() {
 
 /// One command of the whole modelled set, weighted towards field TTLs.
 inline rc::Gen<Argv> command(const model::Dialect& d) {
+  // Weights: each command form x field state of state/coverage.hpp comes up in a default run
+  // (HSETEX has 18 flag forms, HGETEX 6), with field TTLs still the bulk.
   std::vector<std::pair<std::size_t, rc::Gen<Argv>>> alts = {
-      {22, hexpire_command(d)}, {14, field_query_command()}, {28, hash_command()}, {10, key_command()},
-      {7, around_command()}};
-  if (d.has_hsetex) alts.push_back({16, hsetex_command(d)});
-  if (d.has_hgetex) alts.push_back({8, hgetex_command(d)});
+      {18, hexpire_command(d)}, {12, field_query_command()}, {24, hash_command()}, {14, key_command()},
+      {12, around_command()}};
+  if (d.has_hsetex) alts.push_back({24, hsetex_command(d)});
+  if (d.has_hgetex) alts.push_back({12, hgetex_command(d)});
   if (d.has_hgetdel)
-    alts.push_back({4, rc::gen::exec([] {
+    alts.push_back({6, rc::gen::exec([] {
                       Argv a{"HGETDEL", *key_name()};
                       detail::fields_block(a, *field_list(3), false, *rc::gen::inRange(0, 12) == 0);
                       return a;
@@ -277,7 +301,7 @@ inline rc::Gen<Argv> near_ttl_command(const model::Dialect& d) {
     if (which == 0) a = {"HPEXPIRE", k, ms};
     if (which == 1) a = {"HSETEX", k, "PX", ms};
     if (which == 2) a = {"HGETEX", k, "PX", ms};
-    detail::fields_block(a, *field_list(3), which == 1, false);
+    detail::fields_block(a, *field_list(3), which == 1, false, false);
     return a;
   }));
 }
@@ -327,6 +351,62 @@ inline rc::Gen<std::vector<Argv>> sequence(const model::Dialect& d, int max_len 
                         for (const auto& c : chunks) out.insert(out.end(), c.begin(), c.end());
                         return out;
                       });
+}
+
+/// The start of a main-property sequence: keys in every state for the commands after it.
+/// On 1..3 of the keys h1, h2, h3: HSET of 2..4 of the fields a..d, then a far TTL (HPEXPIRE)
+/// on some; with `stale`, a TTL of 1..3 ms on others (at least one); and s1 SET to a string.
+/// `stale` also brackets it: DEBUG SET-ACTIVE-EXPIRE 0 first, DEBUG SLEEP 0.005 last: the
+/// server (single-threaded) runs nothing for 5 ms, so every short deadline has passed, by more
+/// than its 1..3 ms, before the next command reads the clock: the later
+/// commands meet logically expired, unreclaimed fields, whatever the machine's speed. Active
+/// expiry stays off for the rest of the sequence; Redis's lazy deletion and Valkey's overwrite
+/// rules decide what they see (model/keyspace.hpp). Both DEBUG commands are outside the model:
+/// state::Twin runs them on the server only (they name no key). Needs DEBUG
+/// (enable-debug-command), as catch2::TwinFixture does.
+inline rc::Gen<std::vector<Argv>> setup_prefix(const model::Dialect& d, bool stale) {
+  return full(rc::gen::exec([d, stale] {
+    std::vector<Argv> out;
+    if (stale) out.push_back({"DEBUG", "SET-ACTIVE-EXPIRE", "0"});
+    static const std::vector<std::string> keys = {"h1", "h2", "h3"}, fields = {"a", "b", "c", "d"};
+    const int nkeys = *rc::gen::inRange(1, 4);
+    for (int k = 0; k < nkeys; ++k) {
+      const std::string& key = keys[static_cast<std::size_t>(k)];
+      const int nf = *rc::gen::inRange(2, 5);
+      Argv hset{"HSET", key}, near{"HPEXPIRE", key, std::to_string(*rc::gen::inRange(1, 4)), "FIELDS", "0"},
+          far{"HPEXPIRE", key, *time_arg(TtlClass::far, TimeArg{false, false}, d), "FIELDS", "0"};
+      for (int f = 0; f < nf; ++f) {
+        detail::append(hset, {fields[static_cast<std::size_t>(f)], *value()});
+        // per field: 0 persistent, 1 expires at once (stale only; the first one always), 2 far TTL
+        const int fate = stale && f == 0 ? 1 : *rc::gen::weightedElement<int>({{1, 0}, {stale ? 2u : 0u, 1}, {stale ? 1u : 2u, 2}});
+        if (fate) (fate == 1 ? near : far).push_back(fields[static_cast<std::size_t>(f)]);
+      }
+      out.push_back(hset);
+      for (Argv* a : {&near, &far})
+        if (a->size() > 5) {
+          (*a)[4] = std::to_string(a->size() - 5);
+          out.push_back(*a);
+        }
+    }
+    out.push_back({"SET", "s1", *value()});
+    if (stale) out.push_back({"DEBUG", "SLEEP", "0.005"});
+    return out;
+  }));
+}
+
+/// The main property's sequences (state::check_sequences): sequence(d, max_len) after a
+/// setup_prefix() in 4 cases of 5, stale (logically expired fields) in 3 of them, so that every
+/// command form meets every field state (state/coverage.hpp). Other uses (durability,
+/// differential) keep sequence(), whose times all stay clear of "now".
+inline rc::Gen<std::vector<Argv>> property_sequence(const model::Dialect& d, int max_len = 40) {
+  return rc::gen::exec([d, max_len] {
+    const int start = *full(rc::gen::inRange(0, 5));  // 0: empty keyspace, 1: live setup, 2-4: stale setup
+    std::vector<Argv> out;
+    if (start > 0) out = *setup_prefix(d, start > 1);
+    const auto body = *sequence(d, max_len);
+    out.insert(out.end(), body.begin(), body.end());
+    return out;
+  });
 }
 
 }  // namespace expirykit::gen

@@ -237,13 +237,15 @@ struct Baseline {
 
 /// The result of comparing a Measurement with a Baseline.
 struct Verdict {
-  enum class Status { passed, improved, regressed, no_baseline };
+  /// incomparable: the baseline entry was recorded with other layout parameters (n, value_size,
+  /// TTL mode): bytes per item depend on them, so there is no verdict, and it is not ok().
+  enum class Status { passed, improved, regressed, no_baseline, incomparable };
   Status status = Status::no_baseline;
   double delta = 0;      ///< measured median - baseline, bytes/item
   double delta_pct = 0;  ///< delta as % of the baseline
   double allowed = 0;    ///< allowed growth, bytes/item
   std::string text;      ///< the full message (see compare())
-  bool ok() const { return status != Status::regressed; }
+  bool ok() const { return status != Status::regressed && status != Status::incomparable; }
 };
 
 inline const char* to_string(Verdict::Status s) {
@@ -252,6 +254,7 @@ inline const char* to_string(Verdict::Status s) {
     case Verdict::Status::improved: return "IMPROVED";
     case Verdict::Status::regressed: return "REGRESSED";
     case Verdict::Status::no_baseline: return "NO BASELINE";
+    case Verdict::Status::incomparable: return "INCOMPARABLE";
   }
   return "?";
 }
@@ -284,9 +287,15 @@ inline Verdict compare(const Measurement& m, const Baseline& b, const std::strin
   v.delta = m.stats.median - e->bytes_per_item;
   v.delta_pct = e->bytes_per_item == 0 ? 0 : 100.0 * v.delta / e->bytes_per_item;
   v.allowed = tol.allowed(e->bytes_per_item);
-  v.status = v.delta > v.allowed     ? Verdict::Status::regressed
-             : -v.delta > v.allowed ? Verdict::Status::improved
-                                    : Verdict::Status::passed;
+  std::string params;
+  if (e->n && e->n != m.params.n) params += " n " + std::to_string(m.params.n) + " (baseline " + std::to_string(e->n) + ")";
+  if (e->value_size && e->value_size != m.params.value_size)
+    params += " value_size " + std::to_string(m.params.value_size) + " (baseline " + std::to_string(e->value_size) + ")";
+  if (!e->ttl.empty() && e->ttl != m.params.ttl_mode()) params += " ttl " + m.params.ttl_mode() + " (baseline " + e->ttl + ")";
+  v.status = !params.empty()           ? Verdict::Status::incomparable
+             : v.delta > v.allowed     ? Verdict::Status::regressed
+             : -v.delta > v.allowed    ? Verdict::Status::improved
+                                       : Verdict::Status::passed;
   std::ostringstream t;
   t << to_string(v.status) << " " << m.layout << " on " << m.server << ": " << measured << "; baseline "
     << fmt1(e->bytes_per_item) << " B/" << e->unit << " (spread " << fmt1(e->spread) << " B, encodings "
@@ -294,11 +303,6 @@ inline Verdict compare(const Measurement& m, const Baseline& b, const std::strin
     << (b.server.empty() ? "?" : b.server) << "); difference " << (v.delta >= 0 ? "+" : "") << fmt1(v.delta)
     << " B (" << (v.delta >= 0 ? "+" : "") << fmt1(v.delta_pct) << "%), allowed +/-" << fmt1(v.allowed) << " B ("
     << tol.text() << ")";
-  std::string params;
-  if (e->n && e->n != m.params.n) params += " n " + std::to_string(m.params.n) + " (baseline " + std::to_string(e->n) + ")";
-  if (e->value_size && e->value_size != m.params.value_size)
-    params += " value_size " + std::to_string(m.params.value_size) + " (baseline " + std::to_string(e->value_size) + ")";
-  if (!e->ttl.empty() && e->ttl != m.params.ttl_mode()) params += " ttl " + m.params.ttl_mode() + " (baseline " + e->ttl + ")";
   if (!params.empty()) t << "; parameters differ:" << params;
   if (!e->encodings.empty() && e->encoding() != m.encoding())
     t << "; encodings changed from " << e->encoding() << " to " << m.encoding();
@@ -311,6 +315,12 @@ inline Verdict compare(const Measurement& m, const Baseline& b, const std::strin
       break;
     case Verdict::Status::improved:
       t << ". Cheaper than the baseline: update it so the gate protects the gain: " << update_hint(m.line) << ".";
+      break;
+    case Verdict::Status::incomparable:
+      t << ". Bytes per item depend on these parameters, so the figures are not compared: measure with the "
+           "baseline's parameters (EXPIRYKIT_MEMORY_N, EXPIRYKIT_MEMORY_VALUE_SIZE, EXPIRYKIT_MEMORY_TTL unset), or "
+           "record a baseline with these on purpose: "
+        << update_hint(m.line) << ".";
       break;
     default: break;
   }

@@ -1,25 +1,23 @@
-// expirykit/memory/guard.hpp: "small hashes stay compact", with the servers' known gaps.
+// expirykit/memory/guard.hpp: "small hashes stay compact", with the servers' known issues.
 //
 // A small hash (under hash-max-listpack-entries / -value) should stay in a compact encoding
 // (listpack; Redis's listpackex when a field has a TTL). What a server does instead is judged
 // here from an encoding census (Measurement::encodings), so the same rule serves the suite,
 // the gate and a user's own test:
-//   - compact everywhere        -> Guard::compact (pass). If the server is in a known-gap range
-//                                  the message says the gap is closed and the memory baseline
-//                                  must be rewritten (the layout got much cheaper).
-//   - not compact, known gap    -> Guard::known_gap (report, do not fail), naming the issue.
-//   - not compact, no known gap -> Guard::not_compact (fail).
-//
-// Known gaps (data, not code; add a row when a server is found wanting):
-//   Valkey >= 9.0: any field TTL turns a listpack hash into a hashtable (no listpackex), and it
-//   stays one after the TTLs are gone. Valkey issue #2618, closed by PR #3212 (listpack encoding
-//   for hash field expiration) in unstable after 9.1; still present in 9.1.2 (checked live:
-//   OBJECT ENCODING of `HSETEX k EX 900 FIELDS 1 f v` is "hashtable"). The release with the fix
-//   is not confirmed, so the range is open-ended: the first release that keeps such hashes
-//   compact turns this into a plain pass.
-// Redis 7.4+/8.0 keep such hashes compact as "listpackex" (redis-hfe.md §8).
-// Sources: shared/reference/valkey-hfe.md §13 and §18, redis-hfe.md §8,
-// https://github.com/valkey-io/valkey/issues/2618
+//   - compact everywhere          -> Guard::compact (pass)
+//   - not compact, known issue    -> Guard::known_issue: "KNOWN ISSUE ..." (reported, not failed)
+//   - compact, server in a known issue's range
+//                                 -> Guard::fixed: "FIXED ...": record the fix in
+//                                    server/known_issues.hpp and rewrite the memory baseline (the
+//                                    layout got much cheaper)
+//   - not compact, no known issue -> Guard::not_compact (fail)
+// The known issues are rows of the kit's one table, server/known_issues.hpp, and the verdicts
+// are server::judge()'s, as everywhere else; compactness_issues() only says which rows are about
+// compactness. Today: valkey-ttl-hash-not-compact (valkey-io/valkey#2618, Valkey >= 9.0: any
+// field TTL turns a listpack hash into a hashtable, and it stays one after the TTLs are gone;
+// closed by valkey-io/valkey#3212 after 9.1, still present in 9.1.2, live: OBJECT ENCODING of
+// `HSETEX k EX 900 FIELDS 1 f v` is "hashtable"). Redis 7.4+/8.0 keep such hashes compact as
+// "listpackex" (live 8.0.6).
 #pragma once
 
 #include <map>
@@ -29,31 +27,29 @@
 
 #include <expirykit/memory/baseline.hpp>
 #include <expirykit/server/identity.hpp>
+#include <expirykit/server/known_issues.hpp>
 
 namespace expirykit::memory {
 
-/// A known, reported-not-failed lack of compactness on a range of server versions.
-struct KnownGap {
-  server::Flavor flavor = server::Flavor::valkey;
-  server::Version from;                 ///< first affected version
-  std::optional<server::Version> until;  ///< first fixed version; nullopt: not known yet
-  bool field_ttl_only = true;           ///< only hashes with field TTLs are affected
-  std::string issue;                    ///< "valkey-io/valkey#2618"
-  std::string url;
-  std::string what;                     ///< one sentence
-  bool covers(const server::Identity& id) const {
-    return id.flavor == flavor && id.version >= from && (!until || id.version < *until);
-  }
+/// A row of server/known_issues.hpp about small hashes that are not compact.
+struct CompactnessIssue {
+  std::string id;              ///< the row's id
+  bool field_ttl_only = true;  ///< only hashes with field TTLs are affected
 };
 
-inline const std::vector<KnownGap>& known_gaps() {
-  static const std::vector<KnownGap> gaps = {
-      {server::Flavor::valkey, {9, 0, 0}, std::nullopt, true, "valkey-io/valkey#2618",
-       "https://github.com/valkey-io/valkey/issues/2618",
-       "a field TTL converts a small listpack hash to a hashtable (no compact encoding with TTLs); "
-       "fixed in unstable after 9.1 by PR #3212"},
-  };
-  return gaps;
+/// The rows of server/known_issues.hpp the guard consults (add one when a server is found
+/// wanting: the row there, its id here).
+inline const std::vector<CompactnessIssue>& compactness_issues() {
+  static const std::vector<CompactnessIssue> v = {{"valkey-ttl-hash-not-compact", true}};
+  return v;
+}
+
+/// The compactness row covering server `id` for hashes with (or without) field TTLs, or nullptr.
+inline const server::KnownIssue* compactness_issue_for(const server::Identity& id, bool has_field_ttl) {
+  for (const auto& c : compactness_issues())
+    if (const auto* k = server::find_known_issue(c.id); k && k->covers(id) && (has_field_ttl || !c.field_ttl_only))
+      return k;
+  return nullptr;
 }
 
 /// Encodings that count as compact for a hash.
@@ -62,10 +58,11 @@ inline bool compact_encoding(const std::string& e) {
 }
 
 struct Guard {
-  enum class Status { compact, known_gap, not_compact, no_sample };
+  enum class Status { compact, known_issue, fixed, not_compact, no_sample };
   Status status = Status::no_sample;
   std::string message;
-  /// True unless not_compact (a known gap is reported, not failed).
+  std::string issue;  ///< the server/known_issues.hpp id behind known_issue / fixed
+  /// True unless not_compact (a known issue or a fix is reported, not failed).
   bool ok() const { return status != Status::not_compact; }
 };
 
@@ -81,30 +78,28 @@ inline Guard judge_compact(const server::Identity& id, const std::string& layout
     if (compact_encoding(e)) compact += n;
     seen += (seen.empty() ? "" : ", ") + e + " x" + std::to_string(n);
   }
-  const KnownGap* gap = nullptr;
-  for (const auto& k : known_gaps())
-    if (k.covers(id) && (has_field_ttl || !k.field_ttl_only)) gap = &k;
+  const server::KnownIssue* issue = compactness_issue_for(id, has_field_ttl);
   const std::string where = layout + " on " + id.to_string() + " (encodings " + (seen.empty() ? "none" : seen) + ")";
   if (total == 0) {
     g.status = Guard::Status::no_sample;
     g.message = "no keys sampled for " + where;
-  } else if (compact == total) {
+  } else if (compact == total && !issue) {
     g.status = Guard::Status::compact;
     g.message = "small hashes stay compact: " + where;
-    if (gap)
-      g.message += ". The known gap " + gap->issue + " (" + gap->what + ") is CLOSED on " + id.to_string() +
-                   ": this layout is now much cheaper; rewrite the memory baseline: " + update_hint(id.line()) +
-                   ", and narrow the gap's version range in memory/guard.hpp";
-  } else if (gap) {
-    g.status = Guard::Status::known_gap;
-    g.message = "KNOWN GAP " + gap->issue + ": small hashes are not compact: " + where + ": " + gap->what + " (" +
-                gap->url + "). Reported, not failed; this check passes the day a release keeps them compact.";
+  } else if (issue) {
+    const bool defect = compact != total;
+    const auto j = server::judge(*issue, id, defect, "small hashes are not compact: " + where,
+                                 "this layout is now much cheaper: rewrite the memory baseline: " + update_hint(id.line()));
+    g.status = defect ? Guard::Status::known_issue : Guard::Status::fixed;
+    g.issue = issue->id;
+    g.message = j.message + (defect ? std::string() : " (small hashes stay compact: " + where + ")");
   } else {
     g.status = Guard::Status::not_compact;
     g.message = "small hashes are NOT compact: " + where + ", expected listpack" +
                 (has_field_ttl ? std::string(" or listpackex") : std::string()) +
                 " under hash-max-listpack-entries/-value; a server change or config (CONFIG GET hash-max-*) made them "
-                "bigger. If the server is known to do this, add a KnownGap row in memory/guard.hpp.";
+                "bigger. If a released server is known to do this, add a row to server/known_issues.hpp and its id "
+                "to memory::compactness_issues() (memory/guard.hpp).";
   }
   return g;
 }

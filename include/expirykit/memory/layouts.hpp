@@ -12,7 +12,7 @@
 // so the same recipe can be loaded twice on one server.
 //
 // The built-in layouts (all() lists them, by_name() finds one) follow issue 4 and the published
-// measurements (shared/reference/redis-hfe.md §8, valkey-hfe.md §13, servers.md):
+// measurements (docs/semantics/redis-hfe.md §8, valkey-hfe.md §13, servers.md):
 //   string-ex        SET <p>user:<i>:auth_token <v> EX ttl                  item = key
 //   hash1-hsetex     HSETEX <p>user:<i> EX ttl FIELDS 1 auth_token <v>       item = key
 //   hash1-plain      HSET <p>user:<i> auth_token <v>                         item = key

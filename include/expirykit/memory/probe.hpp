@@ -67,7 +67,7 @@
 //    used_memory_dataset moving in exact 400 x 64 B steps with active expiry off; a property
 //    of the server that a production restart shows too. More repetitions make the median
 //    steadier; baselines for such layouts need a tolerance above one step.
-// Sources: shared/reference/redis-hfe.md §8 (method, backlog effect), servers.md (figures),
+// Sources: docs/semantics/redis-hfe.md §8 (method, backlog effect), servers.md (figures),
 // valkey src/vset.c (bucket windows 16 ms..8192 ms), INFO field docs of both servers.
 #pragma once
 

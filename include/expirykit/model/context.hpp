@@ -147,8 +147,8 @@ inline Hash* lookup_hash(Context& c, const std::string& key, bool& wrong) {
 /// Erases `key` if a command that removed fields from its hash (`before`: the field count
 /// before the command) left it with none. A hash that was already empty stays: servers delete a
 /// key when its last field goes, so an empty hash made by Valkey 9.1.2's COPY of an all-expired
-/// hash (dialect.hpp copy_skips_expired_fields) survives HEXPIRE/HDEL/... that remove nothing
-/// (live 9.1.2, found by the durability property).
+/// hash (known issue valkey-copy-skips-expired-fields, Defects::copy_skips_expired_fields)
+/// survives HEXPIRE/HDEL/... that remove nothing (live 9.1.2, found by the durability property).
 inline void drop_if_emptied(Context& c, const std::string& key, const Hash* h, std::size_t before) {
   if (h && h->fields.size() < before) c.ks.drop_if_empty(key);
 }
@@ -201,9 +201,13 @@ inline Encoding loaded_encoding(const Dialect& d, const Hash& h, const ListpackL
 /// Redis lazy expiry on access (dialect.lazy_delete_on_read): removes `field` from the hash at
 /// `key` if it is logically expired (`hexpired`, once per key and command however many fields
 /// go; expired_fields + 1 per field), then the key if the hash became empty (`del`). Returns
-/// true if the hash (and key) disappeared. A no-op on Valkey (valkey-hfe.md §1: no lazy
-/// deletion). Live 8.0.6: HMGET of two expired fields sends one `hexpired`.
-inline bool lazy_expire_field(Context& c, const std::string& key, const std::string& field) {
+/// true if the hash (and key) disappeared. `keep_key`: the key stays even if emptied, for the
+/// caller to delete after its own events (Redis's HGETDEL, HGETEX and HSETEX FNX/FXX look fields
+/// up with HFE_LAZY_AVOID_HASH_DEL and send `hexpired`, their own event, then `del`: redis/redis
+/// src/t_hash.c; live 8.0.6); the function then returns false. A no-op on Valkey
+/// (valkey-hfe.md §1: no lazy deletion). Live 8.0.6: HMGET of two expired fields sends one
+/// `hexpired`.
+inline bool lazy_expire_field(Context& c, const std::string& key, const std::string& field, bool keep_key = false) {
   if (!c.d.lazy_delete_on_read) return false;
   Entry* e = c.ks.find(key, c.now);
   if (!e || !e->is_hash()) return false;
@@ -215,20 +219,22 @@ inline bool lazy_expire_field(Context& c, const std::string& key, const std::str
   const auto& pending = c.ks.pending_events();
   if (pending.empty() || pending.back() != Event{"hexpired", key, 'h'}) notify(c, "hexpired", key);
   after_hash_write(c, key, false);
-  return c.ks.drop_if_empty(key);
+  return !keep_key && c.ks.drop_if_empty(key);
 }
 
 /// Before a write over `field` of `h`: if the field is logically expired, the server first
 /// deletes it as expired (Valkey 9.0.2+, valkey-hfe.md §9: an extra `hexpired` before the
-/// command's own event, expired_fields + 1 per field; dialect.overwrite_expired_notifies). On
-/// Redis the field is deleted lazily first (lazy_expire_field). Returns true if the field was
-/// expired.
+/// command's own event, expired_fields + 1 per field; dialect.overwrite_expired_notifies). One
+/// `hexpired` per command and key however many fields it overwrites (live 9.1.2: HSET and
+/// HSETEX KEEPTTL over two expired fields send `hexpired` once, then `hset`). On Redis the field
+/// is deleted lazily first (lazy_expire_field). Returns true if the field was expired.
 inline bool overwrite_expired(Context& c, const std::string& key, Hash& h, const std::string& field) {
   auto it = h.fields.find(field);
   if (it == h.fields.end() || !it->second.expired(c.now)) return false;
   if (c.d.overwrite_expired_notifies) {
     ++c.ks.counters().expired_fields;
-    notify(c, "hexpired", key);
+    const auto& pending = c.ks.pending_events();
+    if (pending.empty() || pending.back() != Event{"hexpired", key, 'h'}) notify(c, "hexpired", key);
   }
   return true;
 }

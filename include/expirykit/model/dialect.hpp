@@ -1,12 +1,20 @@
 // expirykit/model/dialect.hpp: what differs between servers with hash field TTLs, as data.
 //
 // A Dialect is picked from the server's identity (Dialect::for_server("valkey", 9, 1)) and read by
-// the command functions in model/. Every member cites where the behaviour comes from:
-//   valkey-hfe.md §N / redis-hfe.md §N (the reference files in /work/shared/reference), with the
-//   tag used there ([L]/[V] checked live, [S] source, [T] upstream tests), or
-//   "live 9.1.2"/"live 8.0.6" for facts first established while writing the model (recorded in
-//   notes/model-findings.md).
-// checks/dialect/ runs one example per fact against the live servers.
+// the command functions in model/. The model is the specification: a Dialect member states a
+// DIALECT FACT, a documented or intended difference between server lines (an argument grammar, an
+// error text, a limit, a reclamation design, an INFO name, an encoding), never a server defect.
+// What a released server does against its own documentation or design (a bug a later release may
+// fix) is a row of server/known_issues.hpp instead. Some of those rows the model can reproduce
+// (Dialect::defects, all off in every factory below) so that state::Twin can tell a known
+// divergence from a new one and keep following the server (state/known_divergence.hpp).
+//
+// Every member cites where the behaviour comes from: valkey-hfe.md §N / redis-hfe.md §N (the
+// kit's reference notes on the two servers, docs/semantics/ in this repository) with the tag
+// used there ([L]/[V] checked live, [S] source, [T] upstream tests), upstream sources and
+// documents, or "live 9.1.2"/"live 8.0.6" for
+// facts first established while writing the model. checks/dialect/ runs one example per fact
+// against the live servers.
 #pragma once
 
 #include <cstdint>
@@ -91,88 +99,154 @@ struct ErrorTexts {
   }
 };
 
-/// The differences between servers, as data. Build one with for_server() or a named factory.
+/// Server defects the model can reproduce: each switch is one row of server/known_issues.hpp
+/// (the id is named at the switch), never a property of a server line. Every Dialect factory
+/// leaves them all off (the specification); KnownIssue::reproduce turns one on for
+/// state/known_divergence.hpp, which replays a step with it to recognise the known divergence.
+struct Defects {
+  /// valkey-copy-skips-expired-fields: COPY leaves logically expired fields out of the copy (an
+  /// all-expired source gives an empty hash). Specification: COPY duplicates every stored field
+  /// with its deadline, as RENAME, DUMP/RESTORE and a replica executing the COPY do.
+  bool copy_skips_expired_fields = false;
+  /// redis-hsetex-keepttl-expired-deadline: HSETEX KEEPTTL over a logically expired field keeps
+  /// the past deadline, so the value it reports as set (reply 1) is never readable.
+  /// Specification: the expired field is absent, the write creates it without a TTL.
+  bool hsetex_keepttl_keeps_expired_deadline = false;
+  /// redis-hexpire-revives-expired-field: HEXPIRE* sees a logically expired field with its past
+  /// deadline (NX/XX/GT/LT compare with it) and a new deadline revives its old value (reply 1).
+  /// Specification: -2, as HTTL and HPERSIST answer for the same field, nothing changes.
+  bool hexpire_sees_expired = false;
+  /// valkey-fields-keyword-scan-includes-key: HSETEX and HGETEX look for the FIELDS keyword from
+  /// argv[1], the key, on. Specification: from argv[2] (the key is never a keyword).
+  bool fields_keyword_scan_includes_key = false;
+  /// valkey-fields-token-unchecked: HTTL*, HPERSIST and HGETDEL accept any token where FIELDS
+  /// belongs. Specification: a syntax error (valkey-io/valkey#4045).
+  bool fields_token_unchecked = false;
+  /// redis-hmget-deletes-hash-silently: HMGET whose first lazily expired field is the hash's last
+  /// stored field deletes the key without `hexpired` and `del`. Specification: the lazy deletion
+  /// is notified, as HGET does.
+  bool hmget_deletes_hash_silently = false;
+
+  /// True when any switch is on.
+  bool any() const {
+    return copy_skips_expired_fields || hsetex_keepttl_keeps_expired_deadline || hexpire_sees_expired ||
+           fields_keyword_scan_includes_key || fields_token_unchecked || hmget_deletes_hash_silently;
+  }
+  /// Every switch on in either.
+  Defects operator|(const Defects& o) const {
+    Defects d;
+    d.copy_skips_expired_fields = copy_skips_expired_fields || o.copy_skips_expired_fields;
+    d.hsetex_keepttl_keeps_expired_deadline =
+        hsetex_keepttl_keeps_expired_deadline || o.hsetex_keepttl_keeps_expired_deadline;
+    d.hexpire_sees_expired = hexpire_sees_expired || o.hexpire_sees_expired;
+    d.fields_keyword_scan_includes_key = fields_keyword_scan_includes_key || o.fields_keyword_scan_includes_key;
+    d.fields_token_unchecked = fields_token_unchecked || o.fields_token_unchecked;
+    d.hmget_deletes_hash_silently = hmget_deletes_hash_silently || o.hmget_deletes_hash_silently;
+    return d;
+  }
+  friend bool operator==(const Defects&, const Defects&) = default;
+};
+
+/// The differences between server lines, as data. Build one with for_server() or a named
+/// factory. Each member says why it is a dialect fact (documented, designed, or tested upstream)
+/// rather than a defect.
 struct Dialect {
   std::string name;    ///< "valkey-9.1", "redis-8.0", "redis-7.4"
   std::string flavor;  ///< "valkey" or "redis"
   int major = 0, minor = 0;
+  /// Fact: the two documented argument grammars (Redis and Valkey command docs).
   Grammar grammar = Grammar::valkey;
 
-  // ---- which commands exist (redis-hfe.md §1 [V]) ----
+  // ---- which commands exist (redis-hfe.md §1 [V]); fact: "since" in COMMAND DOCS ----
   bool has_hsetex = true;
   bool has_hgetex = true;
   bool has_hgetdel = true;
   /// HSETEX takes key-level NX/XX (Valkey 9.1, valkey-hfe.md §3 [L]; Redis: "unknown argument").
+  /// Fact: a documented Valkey 9.1 option (valkey-io/valkey#2668).
   bool hsetex_key_nx_xx = false;
-  /// HTTL family / HPERSIST / HGETDEL check that argv[2] is FIELDS (valkey-hfe.md §2: 9.1.2 yes,
-  /// 9.1.0 no; Redis yes).
-  bool fields_token_checked = true;
   /// HEXPIRE* accepts several conditions at once, e.g. XX GT (valkey-hfe.md §5 [T]); Redis
-  /// accepts exactly one (live 8.0.6: "XX GT" gives the FIELDS-missing error).
+  /// accepts exactly one (live 8.0.6: "XX GT" gives the FIELDS-missing error). Fact: each
+  /// server's documented syntax, and Valkey's own tests combine XX with GT/LT.
   bool hexpire_multiple_conditions = false;
   /// The same flag twice is accepted, last value wins (valkey-hfe.md §2 [L], redis-hfe.md §4 [V]).
+  /// Fact: Valkey's shared option parser (as for SET) and its tests (KEEPTTL KEEPTTL); Redis's
+  /// parser rejects repeats by design.
   bool duplicate_flags_accepted = false;
-  /// Where HSETEX / HGETEX start looking for the FIELDS keyword (Valkey grammar only). Valkey
-  /// 9.1.2 starts at argv[1], the KEY: on a key named "fields" (any case) `HSETEX fields
-  /// FIELDS 1 a 1` fails ("not an integer": numfields is read from argv[2]) and
-  /// `HSETEX fields 2 a 1 b 2` sets two fields (live 9.1.2, notes/model-findings.md).
-  std::size_t fields_keyword_scan_from = 2;
+  /// Largest numfields HSETEX takes before its count check; above it the dialect answers
+  /// err.hsetex_numfields_invalid. Redis reads HSETEX's numfields as an int in [1, INT_MAX]
+  /// (redis/redis src/t_hash.c, hsetexParseArgs): 2147483648 and 2^63-1 give "invalid number of
+  /// fields" where 2147483647 gives the arity error (live 8.0.6). Valkey takes any long long and
+  /// gives its numfields text for a count that does not match (live 9.1.2); the other HFE
+  /// commands take any long long on both servers (live). Fact: an argument range and its text.
+  long long hsetex_numfields_max = std::numeric_limits<long long>::max();
   /// WRONGTYPE is checked before argument errors in HEXPIRE*, HTTL*, HPERSIST, HGETDEL
   /// (redis-hfe.md §4 [V]; live for HPERSIST/HGETDEL). HGETEX checks the type first on both
-  /// servers only for errors after option parsing on Valkey; see field_ttl_commands.hpp.
+  /// servers only for errors after option parsing on Valkey; see field_ttl_commands.hpp. Fact:
+  /// which of two errors wins is an implementation choice neither server documents.
   bool wrongtype_before_args = false;
 
   // ---- time ----
-  Rounding sec_rounding = Rounding::nearest;  ///< HTTL, HEXPIRETIME (redis-hfe.md §3 [V])
+  /// HTTL, HEXPIRETIME (redis-hfe.md §3 [V]). Fact: Redis rounds field TTLs up on purpose
+  /// (t_hash.c adds 999), Valkey rounds as its key TTL does; neither documents a rounding.
+  Rounding sec_rounding = Rounding::nearest;
   /// Largest accepted absolute field expiry in ms (redis-hfe.md §4 [S][V]): 2^46-1 on Redis,
-  /// LLONG_MAX on Valkey (valkey-hfe.md §5 [L]).
+  /// LLONG_MAX on Valkey (valkey-hfe.md §5 [L]). Fact: Redis's ebuckets store 48-bit times by
+  /// design (HFE_MAX_ABS_TIME_MSEC), Valkey uses the key-expire limits.
   int64_t max_field_expire_ms = std::numeric_limits<int64_t>::max();
 
   // ---- logically expired fields (redis-hfe.md §6, §12 rows 13-16; valkey-hfe.md §9, §10) ----
+  // Facts: Redis reclaims lazily on access and actively (redis/redis#13172 "Lazy Expiration"),
+  // Valkey actively only (valkey-io/valkey#2089 "Major decisions"); the counts below follow from
+  // each design and are asserted by the servers' own tests.
   /// Redis deletes an expired field when a command touches it (HGET, HMGET, HEXISTS, HSTRLEN,
   /// HGETEX, HGETDEL, HDEL, HSETEX FNX/FXX, HINCRBY*); the key goes with its last field.
   bool lazy_delete_on_read = false;
-  /// HDEL of an expired, unreclaimed field: Redis deletes it and counts 1; Valkey counts 0 and
-  /// keeps it.
+  /// HDEL of an expired, unreclaimed field: Redis deletes it and counts 1 (Redis's
+  /// hash-field-expire tests assert it); Valkey counts 0 and keeps it (Valkey's tests).
   int hdel_expired_reply = 0;
-  /// HSET over an expired field counts as a new field: Valkey 1, Redis 0.
+  /// HSET over an expired field counts as a new field: Valkey 1 (valkey-io/valkey#3060), Redis
+  /// 0 (the stored field is overwritten in place). Either way the field ends up live without TTL.
   bool hset_expired_counts_new = true;
-  /// HEXPIRE* on an expired field: Redis treats it as present with its past deadline (GT/LT
-  /// compare with it; success revives it, reply 1); Valkey replies -2.
-  bool hexpire_sees_expired = false;
-  /// HSETEX KEEPTTL over an expired field: Redis keeps the past deadline, so the field stays
-  /// expired (live 8.0.6); Valkey makes it persistent (valkey-hfe.md §3 [L]).
-  bool hsetex_keepttl_keeps_expired_deadline = false;
-  /// COPY leaves out logically expired fields (live 9.1.2: COPY of an all-expired hash creates
-  /// an EMPTY hash that EXISTS; HLEN 0); Redis copies them (live 8.0.6).
-  bool copy_skips_expired_fields = false;
 
   // ---- effects: events, counters, encodings (model/effects.hpp) ----
   /// A write over a logically expired field first deletes it as expired: `hexpired` and
-  /// expired_fields + 1 (valkey-hfe.md §9 [L], Valkey 9.0.2+).
+  /// expired_fields + 1 (valkey-hfe.md §9 [L], Valkey 9.0.2+). Fact: valkey-io/valkey#3060.
   bool overwrite_expired_notifies = false;
   /// The volatile-field index keeps a hash whose field TTLs were all removed by HPERSIST (or an
   /// overwrite) until active expiry visits it (Redis; redis-hfe.md §9 [V]); Valkey updates it at
-  /// once.
+  /// once. Fact: Redis's global ebuckets are updated lazily by design (redis/redis#13172).
   bool volatile_index_lazy = false;
   /// Every TTL command that reaches an existing listpack hash converts it, whatever it changes:
   /// HEXPIRE* (also when every field answers -2 or 0, or a past time deletes), HSETEX with a time
   /// option (also past), HGETEX with any option (also PERSIST, also on missing fields) -- Redis
   /// (listpackex; live 8.0.6, not on HSETEX KEEPTTL or a failed FNX/FXX). Valkey converts only
-  /// when a future deadline is set (live 9.1.2).
+  /// when a future deadline is set (live 9.1.2). Fact: an internal encoding, no contract.
   bool ttl_attempt_converts = false;
   /// Key-level EXPIRE/PEXPIRE(AT) with a past time deletes the key with this event: `expired`
-  /// (class x, expired_keys + 1: live 9.1.2) or `del` (class g: live 8.0.6).
+  /// (class x, expired_keys + 1: live 9.1.2) or `del` (class g: live 8.0.6). Fact: each server's
+  /// keyspace-notification documentation.
   std::string key_past_expire_event = "del";
 
-  // ---- observability (redis-hfe.md §7-§9, §12) ----
+  // ---- observability (redis-hfe.md §7-§9, §12); facts: each server's documented names ----
   std::string info_expired_fields_stat;  ///< "expired_fields" / "expired_subkeys"
   std::string info_keyspace_volatile;    ///< "keys_with_volatile_items" / "subexpiry"
-  std::string ttl_encoding;              ///< "hashtable" / "listpackex"
-  std::string past_ttl_event;            ///< "hexpired" / "hdel"
-  char hexpired_class = 'x';             ///< active-expiry hexpired event class
+  /// "hashtable" / "listpackex". Fact: the encoding each line uses (Valkey 9.x has no compact
+  /// encoding with field TTLs). That this costs memory is known issue valkey-ttl-hash-not-compact
+  /// (valkey-io/valkey#2618), which the memory guard reports; a release that changes the
+  /// encoding is a new dialect line here.
+  std::string ttl_encoding;
+  /// "hexpired" / "hdel": the event of a field given a past deadline. Fact: Valkey documents
+  /// `hexpired` (topics/notifications), Redis's pubsub tests assert `hdel` for HPEXPIRE 0.
+  std::string past_ttl_event;
+  /// Class of the `hexpired` active expiry sends: 'x' on Valkey, 'h' on Redis (from a command it
+  /// is 'h' on both). Fact: each server's keyspace-notification documentation.
+  char hexpired_class = 'x';
 
+  /// Error texts. Fact: texts differ by design between the two code bases (live 9.1.2 / 8.0.6).
   ErrorTexts err;
+
+  /// Server defects to reproduce (see Defects). Off in every factory: the specification.
+  Defects defects;
 
   /// Text helpers.
   std::string arity_error(std::string_view cmd) const { return ErrorTexts::format(err.arity, cmd); }
@@ -203,10 +277,6 @@ struct Dialect {
     d.lazy_delete_on_read = false;
     d.hdel_expired_reply = 0;
     d.hset_expired_counts_new = true;
-    d.hexpire_sees_expired = false;
-    d.hsetex_keepttl_keeps_expired_deadline = false;
-    d.copy_skips_expired_fields = true;
-    d.fields_keyword_scan_from = 1;
     d.overwrite_expired_notifies = true;
     d.volatile_index_lazy = false;
     d.ttl_attempt_converts = false;
@@ -230,15 +300,15 @@ struct Dialect {
     return d;
   }
 
-  /// Valkey 9.0: as 9.1 without HGETDEL and HSETEX NX/XX, and without the FIELDS-token check
-  /// (valkey-hfe.md §2, §18 #4045). Not verified live (no 9.0 server provisioned).
+  /// Valkey 9.0: as 9.1 without HGETDEL and HSETEX NX/XX (valkey-hfe.md §1, §3). Not verified
+  /// live (no 9.0 server provisioned). 9.0 does not check the FIELDS token of HTTL* and HPERSIST:
+  /// known issue valkey-fields-token-unchecked, not a fact of this dialect.
   static Dialect valkey_9_0() {
     Dialect d = valkey_9_1();
     d.name = "valkey-9.0";
     d.minor = 0;
     d.has_hgetdel = false;
     d.hsetex_key_nx_xx = false;
-    d.fields_token_checked = false;
     return d;
   }
 
@@ -258,9 +328,6 @@ struct Dialect {
     d.lazy_delete_on_read = true;
     d.hdel_expired_reply = 1;
     d.hset_expired_counts_new = false;
-    d.hexpire_sees_expired = true;
-    d.hsetex_keepttl_keeps_expired_deadline = true;
-    d.copy_skips_expired_fields = false;
     d.overwrite_expired_notifies = false;
     d.volatile_index_lazy = true;
     d.ttl_attempt_converts = true;
@@ -276,6 +343,7 @@ struct Dialect {
     d.err.numfields_range = "ERR Number of fields must be a positive integer";
     d.err.numfields_mismatch = "ERR The `numfields` parameter must match the number of arguments";
     d.err.httl_numfields = d.err.numfields_range;
+    d.hsetex_numfields_max = 2147483647;  // INT_MAX: hsetexParseArgs (live 8.0.6)
     return d;
   }
 

@@ -29,7 +29,8 @@ inline Reply dump(Context& c) {
 
 /// RESTORE: see the file comment. Errors: arity, "ERR value is not an integer or out of range"
 /// (ttl), "ERR Invalid TTL value, must be >= 0", "ERR syntax error", "BUSYKEY Target key name
-/// already exists.", and for an empty payload "ERR DUMP payload version or checksum are wrong".
+/// already exists.", for an empty payload "ERR DUMP payload version or checksum are wrong", and
+/// for the payload of an empty hash "ERR Bad data format".
 inline Reply restore(Context& c) {
   const Argv& a = c.argv;
   if (a.size() < 4) return c.arity();
@@ -54,6 +55,9 @@ inline Reply restore(Context& c) {
   if (a[3].empty()) return Reply::error("ERR DUMP payload version or checksum are wrong");
   const Entry* dumped = c.ks.dumped(a[3]);
   if (!dumped) throw Unmodelled("RESTORE of a payload the model did not see dumped");
+  // An empty hash (only known issue valkey-copy-skips-expired-fields makes one) dumps to a
+  // payload the loader refuses, before any TTL is looked at (live 9.1.2).
+  if (dumped->is_hash() && dumped->hash().fields.empty()) return Reply::error("ERR Bad data format");
   Entry e = *dumped;
   e.expire_ms.reset();
   if (ttl > 0) {

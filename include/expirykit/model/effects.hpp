@@ -65,9 +65,16 @@ inline std::string to_string(const std::vector<Event>& es) {
   return out + "]";
 }
 
+/// The class of a pseudo-event the model records for a key a command modifies without any
+/// keyspace notification (a server defect it replays: Defects::hmget_deletes_hash_silently).
+/// No flags deliver it; client tracking still invalidates the key (model/tracking.hpp).
+inline constexpr char signal_only_class = '\0';
+
 /// True if `cls` is delivered under a notify-keyspace-events flag string (the server's rules:
 /// 'A' is every class but 'n' and 'm'; at least one of K/E must be present to deliver anything).
+/// Never for signal_only_class.
 inline bool class_enabled(std::string_view flags, char cls) {
+  if (cls == signal_only_class) return false;
   bool k = false, e = false, has = false;
   for (char f : flags) {
     if (f == 'K') k = true;

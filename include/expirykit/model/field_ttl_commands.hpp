@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,12 @@ inline std::optional<int64_t> deadline(Context& c, const std::string& arg, Unit 
   return t + base;
 }
 
+/// Where the Valkey grammar's HSETEX / HGETEX look for the FIELDS keyword: argv[2], after the key
+/// (both servers' documented syntax; Valkey 9.1.2 scans from argv[1], so a key named "fields"
+/// is taken for the keyword: known issue valkey-fields-keyword-scan-includes-key,
+/// Defects::fields_keyword_scan_includes_key).
+inline std::size_t fields_scan_from(const Context& c) { return c.d.defects.fields_keyword_scan_includes_key ? 1 : 2; }
+
 /// Index of the first argument at or after `from` equal to FIELDS (any case), or argc.
 inline std::size_t find_fields(const Argv& a, std::size_t from) {
   for (std::size_t i = from; i < a.size(); ++i)
@@ -73,8 +80,8 @@ inline std::vector<std::string> field_list(const Argv& a, std::size_t at) {
 /// The "KEY FIELDS numfields field..." prologue shared by HTTL*, HPERSIST, HGETDEL.
 /// Returns an error Reply or nil; on success `h` is the hash (nullptr if the key is missing).
 /// Redis: WRONGTYPE, then FIELDS token, numfields range, count. Valkey: FIELDS token (syntax
-/// error, only where dialect.fields_token_checked), numfields (not an integer / `numfields_err`),
-/// then WRONGTYPE. Live 9.1.2 / 8.0.6.
+/// error; valkey-io/valkey#4045: not checked before 9.1.2, Defects::fields_token_unchecked),
+/// numfields (not an integer / `numfields_err`), then WRONGTYPE. Live 9.1.2 / 8.0.6.
 inline Reply fields_prologue(Context& c, const std::string& numfields_err, Hash*& h) {
   const Argv& a = c.argv;
   bool wrong = false;
@@ -87,7 +94,7 @@ inline Reply fields_prologue(Context& c, const std::string& numfields_err, Hash*
     if (static_cast<std::size_t>(n) != a.size() - 4) return Reply::error(c.d.err.numfields_mismatch);
     return Reply::nil();
   }
-  if (c.d.fields_token_checked && !iequals(a[2], "FIELDS")) return Reply::error(c.d.err.syntax);
+  if (!c.d.defects.fields_token_unchecked && !iequals(a[2], "FIELDS")) return Reply::error(c.d.err.syntax);
   long long n = 0;
   if (!parse_ll(a[3], n)) return Reply::error(c.d.err.not_integer);
   if (n < 1 || static_cast<std::size_t>(n) != a.size() - 4) return Reply::error(numfields_err);
@@ -123,9 +130,10 @@ inline void hexpire_effects(Context& c, const std::string& key, const std::vecto
 ///   -2 no such field/key (Valkey: also a logically expired field), 0 condition failed,
 ///    1 deadline set, 2 deadline <= now and the field was deleted (conditions are checked first).
 /// GT/LT treat "no TTL" as infinite. A missing key is not created; an emptied hash is deleted.
-/// Redis: an expired field is seen with its past deadline, and success revives it
-/// (dialect.hexpire_sees_expired). Redis accepts one condition; Valkey several (XX GT) and
-/// repeats (NX NX).
+/// A logically expired field answers -2 and is left as it is, on both servers, as HTTL and
+/// HPERSIST answer for it (Redis 8.0.6 instead sees it with its past deadline and revives it:
+/// known issue redis-hexpire-revives-expired-field, Defects::hexpire_sees_expired). Redis accepts
+/// one condition; Valkey several (XX GT) and repeats (NX NX).
 inline Reply hexpire_generic(Context& c, Unit unit, bool absolute) {
   const Argv& a = c.argv;
   if (a.size() < 6) return c.arity();
@@ -180,7 +188,7 @@ inline Reply hexpire_generic(Context& c, Unit unit, bool absolute) {
       continue;
     }
     auto it = h->fields.find(name);
-    if (it == h->fields.end() || (it->second.expired(c.now) && !c.d.hexpire_sees_expired)) {
+    if (it == h->fields.end() || (it->second.expired(c.now) && !c.d.defects.hexpire_sees_expired)) {
       codes.push_back(-2);
       continue;
     }
@@ -283,7 +291,7 @@ inline Reply hgetdel(Context& c) {
   const std::size_t before = h ? h->fields.size() : 0;
   bool deleted = false;
   for (const auto& name : detail::field_list(c.argv, 2)) {
-    if (h && lazy_expire_field(c, c.argv[1], name)) h = nullptr;
+    if (h) lazy_expire_field(c, c.argv[1], name, /*keep_key=*/true);  // `del` after `hdel`
     Field* f = h ? h->live(name, c.now) : nullptr;
     if (!f) {
       out.push_back(Reply::nil());
@@ -358,7 +366,7 @@ inline Reply hgetex(Context& c) {
     if (static_cast<std::size_t>(n) != a.size() - fields_at - 2)
       return Reply::error(c.d.err.numfields_mismatch);
   } else {
-    fields_at = detail::find_fields(a, c.d.fields_keyword_scan_from);
+    fields_at = detail::find_fields(a, detail::fields_scan_from(c));
     if (fields_at + 1 >= a.size()) return Reply::error(c.d.err.numfields);
     for (std::size_t i = 2; i < fields_at; ++i) {
       auto k = detail::expiry_kind(a[i]);
@@ -384,7 +392,7 @@ inline Reply hgetex(Context& c) {
   const std::size_t before = h ? h->fields.size() : 0;
   long long deleted = 0, set = 0, persisted = 0;
   for (const auto& name : detail::field_list(a, fields_at)) {
-    if (h && lazy_expire_field(c, a[1], name)) h = nullptr;
+    if (h) lazy_expire_field(c, a[1], name, /*keep_key=*/true);  // `del` after the option's event
     Field* f = h ? h->live(name, c.now) : nullptr;
     if (!f) {
       out.push_back(Reply::nil());
@@ -422,11 +430,15 @@ inline Reply hgetex(Context& c) {
 /// it), 0 when NX/XX (Valkey only: dialect.hsetex_key_nx_xx) or FNX/FXX blocked the whole call
 /// (valkey-hfe.md §3 [L], redis-hfe.md §3 [V]). Logically expired fields count as missing for
 /// FNX/FXX. No option clears the TTL of each field written; KEEPTTL keeps a live field's TTL
-/// (an expired field: persistent on Valkey, keeps its past deadline on Redis,
-/// dialect.hsetex_keepttl_keeps_expired_deadline); a timed option overwrites it. Duplicate
+/// and writes a logically expired field as a new one without TTL (Valkey 9.1.2; Redis 8.0.6
+/// keeps the past deadline: known issue redis-hsetex-keepttl-expired-deadline,
+/// Defects::hsetex_keepttl_keeps_expired_deadline); a timed option overwrites it. Duplicate
 /// fields: the last value wins. An emptied / never-created hash does not exist afterwards.
 /// Check order: Redis parses and validates times first, then WRONGTYPE; Valkey checks option
-/// syntax, numfields, WRONGTYPE, NX/XX, the time, then FNX/FXX.
+/// syntax, numfields, WRONGTYPE, NX/XX, the time, then FNX/FXX. Redis's FIELDS: at one of the
+/// last three arguments the arity error, numfields outside [1, dialect.hsetex_numfields_max] (not
+/// a number included) "invalid number of fields", a count that does not match the arity error
+/// (redis/redis src/t_hash.c hsetexParseArgs; live 8.0.6).
 inline Reply hsetex(Context& c) {
   if (!c.d.has_hsetex) throw Unmodelled("HSETEX does not exist in " + c.d.name);
   const Argv& a = c.argv;
@@ -445,8 +457,9 @@ inline Reply hsetex(Context& c) {
         continue;
       }
       if (iequals(tok, "FIELDS")) {
+        if (i + 3 >= a.size()) return c.arity();
         long long n = 0;
-        if (i + 1 >= a.size() || !parse_ll(a[i + 1], n) || n < 1)
+        if (!parse_ll(a[i + 1], n) || n < 1 || n > c.d.hsetex_numfields_max)
           return Reply::error(c.d.err.hsetex_numfields_invalid);
         if (static_cast<unsigned long long>(n) > (a.size() - i - 2) / 2 ||
             static_cast<std::size_t>(n) * 2 != a.size() - i - 2)
@@ -469,7 +482,7 @@ inline Reply hsetex(Context& c) {
     lookup_hash(c, a[1], wrong);
     if (wrong) return c.wrongtype();
   } else {
-    fields_at = detail::find_fields(a, c.d.fields_keyword_scan_from);
+    fields_at = detail::find_fields(a, detail::fields_scan_from(c));
     if (fields_at + 1 >= a.size()) return Reply::error(c.d.err.numfields);
     for (std::size_t i = 2; i < fields_at; ++i) {
       const std::string& tok = a[i];
@@ -512,13 +525,19 @@ inline Reply hsetex(Context& c) {
   // order, and stops at the first field that fails the condition: the expired fields after it
   // stay (live 8.0.6, found by the durability property: `HSETEX h KEEPTTL FXX FIELDS 2 missing
   // v expired v` replies 0 and leaves the expired field stored).
+  // The key stays while the fields are looked at, even when emptied: a blocked call deletes it
+  // after the `hexpired`, a passing one writes into it (`hexpired`, `hset`, no `del`).
   if (fnx || fxx) {
     bool wrong = false;
     Hash* h = lookup_hash(c, a[1], wrong);
+    const std::size_t before = h ? h->fields.size() : 0;
     for (std::size_t i = fields_at + 2; i < a.size(); i += 2) {
-      if (h && lazy_expire_field(c, a[1], a[i])) h = nullptr;
+      if (h) lazy_expire_field(c, a[1], a[i], /*keep_key=*/true);
       const bool live = h && h->live(a[i], c.now);
-      if ((fnx && live) || (fxx && !live)) return Reply::integer(0);
+      if ((fnx && live) || (fxx && !live)) {
+        drop_if_emptied(c, a[1], h, before);
+        return Reply::integer(0);
+      }
     }
   }
   const bool past = when && *when <= c.now;
@@ -553,14 +572,18 @@ inline Reply hsetex(Context& c) {
     return Reply::integer(1);
   }
   Hash& hh = h ? *h : c.ks.hash_or_create(a[1], c.now);
-  for (std::size_t i = fields_at + 2; i < a.size(); i += 2) overwrite_expired(c, a[1], hh, a[i]);
+  // Each expired field once, however often it is listed (live 9.1.2: `HSETEX h EX 1000 FIELDS
+  // 2 b 1 b 2` over an expired b adds 1 to expired_fields).
+  std::set<std::string> listed;
+  for (std::size_t i = fields_at + 2; i < a.size(); i += 2)
+    if (listed.insert(a[i]).second) overwrite_expired(c, a[1], hh, a[i]);
   for (std::size_t i = fields_at + 2; i < a.size(); i += 2) {
     auto it = hh.fields.find(a[i]);
     std::optional<int64_t> ttl;
     if (when) {
       ttl = when;
     } else if (opt.kind == detail::ExpiryOpt::keepttl && it != hh.fields.end()) {
-      if (!it->second.expired(c.now) || c.d.hsetex_keepttl_keeps_expired_deadline) ttl = it->second.expire_ms;
+      if (!it->second.expired(c.now) || c.d.defects.hsetex_keepttl_keeps_expired_deadline) ttl = it->second.expire_ms;
     }
     hh.fields[a[i]] = Field{a[i + 1], ttl};
   }

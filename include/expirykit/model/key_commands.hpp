@@ -213,9 +213,11 @@ inline Reply rename(Context& c) {
 
 /// COPY src dst [REPLACE] -> 1 copied, 0 when src is missing or dst exists without REPLACE;
 /// "ERR source and destination objects are the same" when src == dst. The key TTL and the field
-/// deadlines are copied. Valkey leaves logically expired fields out (possibly creating an empty
-/// hash), Redis copies them (dialect.copy_skips_expired_fields, live). `DB n` copies into
-/// database n (0..15; `copy_to` is notified there). Other options give "syntax error".
+/// deadlines are copied, logically expired fields included (Redis 8.0.6; as RENAME, DUMP/RESTORE
+/// and a replica executing the COPY do; Valkey 9.1.2 leaves them out, making an empty hash of an
+/// all-expired one: known issue valkey-copy-skips-expired-fields,
+/// Defects::copy_skips_expired_fields). `DB n` copies into database n (0..15; `copy_to` is
+/// notified there). Other options give "syntax error".
 inline Reply copy(Context& c) {
   const Argv& a = c.argv;
   if (a.size() < 3) return c.arity();
@@ -235,7 +237,7 @@ inline Reply copy(Context& c) {
   const Entry* src = c.ks.find(a[1], c.now);
   if (!src) return Reply::integer(0);
   Entry dup = *src;
-  if (dup.is_hash() && c.d.copy_skips_expired_fields) {
+  if (dup.is_hash() && c.d.defects.copy_skips_expired_fields) {
     auto& fs = dup.hash().fields;
     for (auto it = fs.begin(); it != fs.end();) it = it->second.expired(c.now) ? fs.erase(it) : std::next(it);
   }

@@ -215,10 +215,13 @@ class Keyspace {
   }
   const Map& entries() const { return keys_; }
   std::size_t size() const { return keys_.size(); }
-  /// Empties every database (FLUSHALL); counters, limits and pending events are kept.
+  /// Empties every database (FLUSHALL) and forgets the DUMP payloads seen (state::Twin resolves
+  /// each RESTORE's payload when it runs, so none is needed afterwards; the map is copied with
+  /// the keyspace at every step); counters, limits and pending events are kept.
   void clear() {
     keys_.clear();
     other_.clear();
+    dumps_.clear();
   }
   /// Same data (keys, values, deadlines, in every database); events, counters and encodings aside.
   friend bool operator==(const Keyspace& a, const Keyspace& b) {

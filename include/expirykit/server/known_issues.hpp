@@ -1,27 +1,53 @@
 // expirykit/server/known_issues.hpp: server defects the kit knows about, as one table.
 //
-// The model is the specification: what the documentation and the fixed behaviour say. When a
-// released server does something else, that is a known server issue, recorded here with the
-// upstream report (or "unreported" and a replay script), the affected versions, and one
-// sentence; never a Dialect fact. A check that meets such behaviour asks the table
-// (catch2/known_issue.hpp) and reports KNOWN ISSUE instead of failing, and the day a release in
-// the recorded range no longer shows it, reports FIXED: narrow the range (`until`) here.
+// The model is the specification: what the documentation, the design and the fixed behaviour
+// say (model/dialect.hpp holds only dialect facts). When a released server does something else,
+// that is a known server issue, recorded here with the upstream report (or "unreported" and a
+// replay script of valkey-cli / redis-cli lines), the affected versions and one sentence. Every
+// check that meets one reports it through judge() with one verdict word:
+//
+//   defect seen, server in the row's range    -> KNOWN ISSUE (reported, not failed)
+//   no defect,   server in the row's range    -> FIXED: record it (set `until` to that release)
+//   defect seen, server outside the range     -> a failure (widen the range or fix the server)
+//   no defect,   server outside the range     -> nothing to report; the check goes on
+//
+// Who asks the table:
+//   - state::Twin, per step (state/known_divergence.hpp): a row with `reproduce` names a defect
+//     the model can replay (model::Defects); a row with `matches` recognises a divergence the
+//     model cannot replay. The step is excused and names the row (Step::known_issue).
+//   - Catch2 examples (catch2/known_issue.hpp): suites/semantics, suites/durability.
+//   - the memory guard (memory/guard.hpp): small hashes that are not compact.
 //
 //   if (auto* k = server::find_known_issue("valkey-expired-fields-propagated"); k && k->covers(id)) ...
 //
-// Add a row when a suite finds a divergence on a released server: an id the test names, the
-// first affected version, `until` empty while no fixed release is known, the report, and a
-// replay script of valkey-cli / redis-cli lines that shows it on a fresh server.
+// Add a row when a suite finds a divergence on a released server: an id the checks name, the
+// first affected version known, `until` empty while no fixed release is known, the report, and a
+// replay script that shows it on a fresh server started with --enable-debug-command yes.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include <expirykit/model/dialect.hpp>
+#include <expirykit/resp/reply.hpp>
 #include <expirykit/server/identity.hpp>
 
 namespace expirykit::server {
+
+/// A step where the server's observations differ from the specification (the model), as
+/// state::Twin saw it: what a KnownIssue::matches predicate is given.
+struct Divergence {
+  resp::Argv argv;                       ///< the command as sent
+  std::vector<resp::Argv> batch;         ///< the commands an EXEC / the sequence script ran; else empty
+  resp::Reply model, server;             ///< the specification's reply and the server's
+  std::string events_diff;               ///< "" when the keyspace notifications agree (or are not observed)
+  std::string tracking_diff;             ///< "" when the tracking invalidations agree (or are not observed)
+  /// Every command of the step (argv, or the batch for EXEC / the sequence script).
+  std::vector<resp::Argv> commands() const { return batch.empty() ? std::vector<resp::Argv>{argv} : batch; }
+};
 
 struct KnownIssue {
   std::string id;                 ///< short name the checks use, e.g. "valkey-expired-fields-propagated"
@@ -31,18 +57,60 @@ struct KnownIssue {
   std::string report;             ///< "valkey-io/valkey#2618", or "unreported"
   std::string what;               ///< one sentence: what the server does instead of the specification
   std::string replay;             ///< valkey-cli / redis-cli lines reproducing it (newline-separated)
+  /// Upper-case command names whose steps can show it to state::Twin; empty: the twin never
+  /// meets it per step (a suite checks it: replicas, persistence, memory).
+  std::vector<std::string> commands;
+  /// The defect as the model replays it (model::Defects; all off: the model cannot).
+  model::Defects reproduce;
+  /// For a defect the model does not replay: true when a divergence on one of `commands` is this
+  /// issue. Empty: none.
+  std::function<bool(const Divergence&)> matches;
 
   bool covers(const Identity& id) const {
     return id.flavor == flavor && id.version >= from && (!until || id.version < *until);
   }
+  /// True when state::Twin can recognise it per step (a replayable defect or a matcher).
+  bool recognisable() const { return !commands.empty() && (reproduce.any() || static_cast<bool>(matches)); }
+  /// True when argv, or a command of the batch, is one of `commands`.
+  bool concerns(const resp::Argv& argv, const std::vector<resp::Argv>& batch = {}) const {
+    auto named = [&](const resp::Argv& a) {
+      if (a.empty()) return false;
+      std::string u = a[0];
+      for (auto& ch : u) ch = (ch >= 'a' && ch <= 'z') ? char(ch - 'a' + 'A') : ch;
+      for (const auto& c : commands)
+        if (c == u) return true;
+      return false;
+    };
+    if (named(argv)) return true;
+    for (const auto& a : batch)
+      if (named(a)) return true;
+    return false;
+  }
+  /// The upstream page of `report` ("owner/repo#n" -> https://github.com/owner/repo/issues/n);
+  /// "" for an unreported issue.
+  std::string url() const {
+    const auto hash = report.find('#');
+    if (hash == std::string::npos || report.find('/') == std::string::npos) return {};
+    return "https://github.com/" + report.substr(0, hash) + "/issues/" + report.substr(hash + 1);
+  }
 };
+
+namespace detail {
+inline bool is_flag_named_hsetex(const resp::Argv& a) {
+  if (a.size() < 3) return false;
+  std::string c = a[0], k = a[1];
+  for (auto* s : {&c, &k})
+    for (auto& ch : *s) ch = (ch >= 'a' && ch <= 'z') ? char(ch - 'a' + 'A') : ch;
+  return c == "HSETEX" && (k == "NX" || k == "XX" || k == "FNX" || k == "FXX");
+}
+}  // namespace detail
 
 inline const std::vector<KnownIssue>& known_issues() {
   static const std::vector<KnownIssue> table = {
       {"valkey-copy-expired-fields-replica", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "COPY of a hash that stores logically expired (unreclaimed) fields leaves them out of the primary's copy (an "
        "all-expired source gives an empty hash, HLEN 0) but the replica, which executes the propagated COPY, copies "
-       "them (HLEN 1)",
+       "them (HLEN 1): the replica side of valkey-copy-skips-expired-fields",
        "# primary with one replica attached\n"
        "DEBUG SET-ACTIVE-EXPIRE 0\n"
        "HSET h a 1\n"
@@ -51,7 +119,32 @@ inline const std::vector<KnownIssue>& known_issues() {
        "COPY h h2\n"
        "HLEN h2            # primary: 0\n"
        "# on the replica, after WAIT 1 0 on the primary:\n"
-       "HLEN h2            # replica: 1 (the expired field a)"},
+       "HLEN h2            # replica: 1 (the expired field a)",
+       {},
+       {},
+       {}},
+      {"valkey-copy-skips-expired-fields", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
+       "COPY leaves the logically expired (unreclaimed) fields of a hash out of the copy, and copies a hash whose fields "
+       "are all expired as an EMPTY hash that EXISTS with HLEN 0 and that active expiry never removes; the "
+       "specification copies every stored field with its deadline, as RENAME, DUMP/RESTORE, Redis 8.0.6 and the "
+       "replica executing the same COPY do (src/t_hash.c hashTypeDup copies each entry with its expiry, but its "
+       "iterator skips expired entries)",
+       "DEBUG SET-ACTIVE-EXPIRE 0\n"
+       "HSET h a 1 b 2\n"
+       "HSET g a 1\n"
+       "HPEXPIRE h 1 FIELDS 1 a\n"
+       "HPEXPIRE g 1 FIELDS 1 a\n"
+       "# wait > 1 ms\n"
+       "COPY h h2          # 1\n"
+       "HLEN h2            # 1 (specified: 2, as HLEN h)\n"
+       "COPY g g2          # 1\n"
+       "HLEN g2            # 0: an empty hash (specified: 1)\n"
+       "DEBUG SET-ACTIVE-EXPIRE 1\n"
+       "# wait 1 s\n"
+       "EXISTS g g2        # 1: g is reclaimed, the empty g2 stays (specified: 0)",
+       {"COPY"},
+       model::Defects{.copy_skips_expired_fields = true},
+       {}},
       {"valkey-expired-fields-propagated", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "valkey-io/valkey#4732",
        "HPERSIST, HEXPIRE*, HDEL and HGETDEL naming a logically expired (unreclaimed) field next to a live one are "
        "propagated with the expired field in them, so the replica revives it (HPERSIST, HEXPIRE*) or deletes it "
@@ -65,14 +158,37 @@ inline const std::vector<KnownIssue>& known_issues() {
        "HPERSIST h FIELDS 2 a c   # primary: [-2, 1]\n"
        "HGETALL h                 # primary: c 3 (HLEN 2)\n"
        "# on the replica, after WAIT 1 0 on the primary:\n"
-       "HGETALL h                 # replica: a 1 c 3 (a revived, no TTL)"},
+       "HGETALL h                 # replica: a 1 c 3 (a revived, no TTL)",
+       {},
+       {},
+       {}},
+      {"valkey-fields-keyword-scan-includes-key", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
+       "HSETEX and HGETEX look for their FIELDS keyword from the key on (src/t_hash.c: the scan starts at argv[0]), so "
+       "on a key named \"fields\" (any case) the key is taken for the keyword: the documented form fails and a form "
+       "without FIELDS writes; the specification (the documented syntax, and Redis 8.0.6) looks after the key only",
+       "HSETEX fields FIELDS 1 a 1   # ERR value is not an integer or out of range (specified: 1)\n"
+       "HSETEX fields 2 a 1 b 2      # 1, sets a and b (specified: the numfields error)\n"
+       "HGETEX fields FIELDS 1 a     # ERR value is not an integer or out of range (specified: [\"1\"])",
+       {"HSETEX", "HGETEX"},
+       model::Defects{.fields_keyword_scan_includes_key = true},
+       {}},
+      {"valkey-fields-token-unchecked", Flavor::valkey, Version{9, 0, 0}, Version{9, 1, 2}, "valkey-io/valkey#4045",
+       "HGETDEL, HPERSIST and HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME accept any token where their FIELDS keyword "
+       "belongs instead of answering a syntax error (fixed by valkey-io/valkey#4049 and #4300; Valkey 9.1.2 checks it, "
+       "live; 9.0.x and 9.1.0 do not, per the reports)",
+       "HSET key field value\n"
+       "HPERSIST key a 1 field        # [-1] (specified: ERR syntax error)\n"
+       "HGETDEL key persist 1 field   # [\"value\"] (9.1.0; specified: ERR syntax error)",
+       {"HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST", "HGETDEL"},
+       model::Defects{.fields_token_unchecked = true},
+       {}},
       {"valkey-hsetex-flag-named-key", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "HSETEX on a key named like one of its flags (NX, XX, FNX, FXX, any case) with an expiry option is propagated "
        "with the key removed along with the flags, so the replica and the AOF write another key (the next argument, "
        "e.g. KEEPTTL) or reject the command, while the primary wrote the named key; with no expiry option (`HSETEX nx "
        "NX FIELDS 1 b v`) the AOF gets `HSETEX FIELDS 1 b v` and can no longer be loaded (DEBUG LOADAOF refused, "
-       "log: \"wrong number of arguments for 'hsetex'\"), so a restart fails; its keyspace notifications name the "
-       "same wrong key",
+       "log: \"wrong number of arguments for 'hsetex'\"), so a restart fails; its keyspace notifications and its "
+       "tracking invalidations name the same wrong key",
        "# primary with one replica attached\n"
        "HSETEX FNX KEEPTTL FNX FIELDS 1 b v   # primary: 1, writes key FNX\n"
        "HSETEX nx PX 100000 FIELDS 1 a 1      # primary: 1, writes key nx\n"
@@ -83,7 +199,19 @@ inline const std::vector<KnownIssue>& known_issues() {
        "HSETEX nx NX FIELDS 1 b v             # primary: 1\n"
        "DEBUG LOADAOF                         # ERR Error trying to load the AOF files\n"
        "# with notify-keyspace-events KEA and a subscriber on __keyevent@0__:*:\n"
-       "HSETEX FNX EXAT 2000000000 FIELDS 1 b v   # events hset and hexpire for key PXAT, not FNX"},
+       "HSETEX FNX EXAT 2000000000 FIELDS 1 b v   # events hset and hexpire for key PXAT, not FNX\n"
+       "# on a connection with CLIENT TRACKING ON that read FNX and PXAT (HLEN FNX, HLEN PXAT):\n"
+       "HSETEX FNX EXAT 2000000000 FIELDS 1 b v   # invalidates PXAT, not FNX",
+       {"HSETEX"},
+       {},
+       // The twin sees the notifications and the tracking invalidations, both for the wrong key
+       // (live 9.1.2): the replies agree, the events or the invalidations differ.
+       [](const Divergence& d) {
+         if ((d.events_diff.empty() && d.tracking_diff.empty()) || !(d.model == d.server)) return false;
+         for (const auto& a : d.commands())
+           if (detail::is_flag_named_hsetex(a)) return true;
+         return false;
+       }},
       {"valkey-hsetex-repeated-expiry", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "HSETEX with its expiry option repeated (EX 10 EX 1000, PX twice; the primary accepts it, the last one wins) is "
        "propagated with only one of them rewritten to PXAT, so the replica rejects it (syntax error) and never writes "
@@ -93,15 +221,21 @@ inline const std::vector<KnownIssue>& known_issues() {
        "EXISTS k1                              # primary: 1\n"
        "# on the replica, after WAIT 1 0 on the primary:\n"
        "EXISTS k1                              # replica: 0; its log: \"This replica is sending an error to its "
-       "primary: '-ERR syntax error' after processing the command 'hsetex'\""},
+       "primary: '-ERR syntax error' after processing the command 'hsetex'\"",
+       {},
+       {},
+       {}},
       {"valkey-script-string-not-int-encoded", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "a string holding an integer written by a script (SET from EVAL) reports OBJECT ENCODING embstr, where the same "
        "SET from a client, and Redis 8.0.6 either way, gives int (MEMORY USAGE is the same)",
        "EVAL \"return redis.call('SET', KEYS[1], ARGV[1])\" 1 k 123\n"
-       "OBJECT ENCODING k      # embstr (a client's SET k 123: int)"},
+       "OBJECT ENCODING k      # embstr (a client's SET k 123: int)",
+       {},
+       {},
+       {}},
       {"valkey-empty-hash-fork-crash", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "an empty hash (left by COPY of a hash whose fields are all logically expired, see "
-       "valkey-copy-expired-fields-replica) makes every fork child that saves the dataset (BGSAVE, BGREWRITEAOF, a "
+       "valkey-copy-skips-expired-fields) makes every fork child that saves the dataset (BGSAVE, BGREWRITEAOF, a "
        "replica's full sync) fail the assertion object.c:751 'hashtableSize(ht) != 0' in dismissHashObject and hang, "
        "so the save never finishes and no later one can start",
        "DEBUG SET-ACTIVE-EXPIRE 0\n"
@@ -110,7 +244,92 @@ inline const std::vector<KnownIssue>& known_issues() {
        "# wait > 1 ms\n"
        "COPY h h2            # 1; HLEN h2 is 0: an empty hash\n"
        "BGSAVE               # Background saving started\n"
-       "INFO persistence     # rdb_bgsave_in_progress:1, for good; the log shows the child's ASSERTION FAILED"},
+       "INFO persistence     # rdb_bgsave_in_progress:1, for good; the log shows the child's ASSERTION FAILED",
+       {},
+       {},
+       {}},
+      // state::Twin never sends these forms to a key its model holds as an empty hash
+      // (Twin::crashing_on_empty_hash): the step names this row and is not run.
+      {"valkey-empty-hash-hrandfield-crash", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
+       "HRANDFIELD on an empty hash (left by COPY of a hash whose fields are all logically expired, see "
+       "valkey-copy-skips-expired-fields) without a count, with count 1 or with a negative count kills the server "
+       "with SIGSEGV in entryGetExpiry (hrandfieldCommand; also from a script); counts 0 and 2 or more answer an "
+       "empty array, and the other commands tried on it answer (HSCAN, HGETALL, HLEN, HGET, HMGET, HEXPIRE, HTTL, "
+       "HPERSIST, HGETEX, HGETDEL, HSET, HSETEX, HINCRBY, DUMP, RENAME, COPY, MOVE, OBJECT ENCODING)",
+       "DEBUG SET-ACTIVE-EXPIRE 0\n"
+       "HSET h a 1\n"
+       "HPEXPIRE h 1 FIELDS 1 a\n"
+       "# wait > 1 ms\n"
+       "COPY h h2            # 1; HLEN h2 is 0: an empty hash\n"
+       "HRANDFIELD h2 2      # (empty array)\n"
+       "HRANDFIELD h2        # the server dies (log: crashed by signal: 11, entryGetExpiry); likewise "
+       "HRANDFIELD h2 1, HRANDFIELD h2 -1 WITHVALUES",
+       {},
+       {},
+       {}},
+      {"valkey-ttl-hash-not-compact", Flavor::valkey, Version{9, 0, 0}, std::nullopt, "valkey-io/valkey#2618",
+       "a field TTL converts a small listpack hash to a hashtable (no compact encoding with field TTLs) and it stays "
+       "one after the TTLs are gone, so a one-field hash with a TTL costs about 2.4 times SET EX; closed upstream by "
+       "valkey-io/valkey#3212 (listpack encoding for hash field expiration) after 9.1, in no release known here; Redis "
+       "keeps such hashes compact as listpackex",
+       "HSET h a 1\n"
+       "OBJECT ENCODING h          # listpack\n"
+       "HEXPIRE h 900 FIELDS 1 a\n"
+       "OBJECT ENCODING h          # hashtable (specified: a compact encoding; Redis 8.0.6: listpackex)\n"
+       "HPERSIST h FIELDS 1 a\n"
+       "OBJECT ENCODING h          # hashtable: it stays one",
+       {},
+       {},
+       {}},
+      {"redis-hexpire-revives-expired-field", Flavor::redis, Version{8, 0, 6}, std::nullopt, "unreported",
+       "HEXPIRE, HPEXPIRE, HEXPIREAT and HPEXPIREAT see a logically expired (not yet deleted) field with its past "
+       "deadline: NX/XX/GT/LT compare with it, a new deadline brings its old value back (reply 1) and a past one "
+       "deletes it (reply 2), where HTTL and HPERSIST answer -2 for the same field; the specification is -2 and no "
+       "change, since an expired field is gone (the Redis HEXPIRE page: \"After the TTL has expired, the field(s) "
+       "will automatically be deleted\")",
+       "DEBUG SET-ACTIVE-EXPIRE 0\n"
+       "HSET h a 1 b 2\n"
+       "HPEXPIRE h 1 FIELDS 1 a\n"
+       "# wait > 1 ms\n"
+       "HTTL h FIELDS 1 a          # [-2]\n"
+       "HPERSIST h FIELDS 1 a      # [-2]\n"
+       "HEXPIRE h 100 FIELDS 1 a   # [1] (specified: [-2])\n"
+       "HGET h a                   # \"1\": the expired value is back (specified: nil)",
+       {"HEXPIRE", "HPEXPIRE", "HEXPIREAT", "HPEXPIREAT"},
+       model::Defects{.hexpire_sees_expired = true},
+       {}},
+      {"redis-hmget-deletes-hash-silently", Flavor::redis, Version{8, 0, 6}, std::nullopt, "unreported",
+       "HMGET whose first logically expired (not yet deleted) field is the hash's last stored field deletes the key "
+       "without the `hexpired` and `del` keyspace notifications (expired_subkeys still + 1), where HGET in the same "
+       "state, and HMGET reaching it after another expired field, send both (src/t_hash.c hmgetCommand notifies only "
+       "when a field expired without emptying the hash); the specification notifies the lazy deletion as HGET does",
+       "CONFIG SET notify-keyspace-events KEA\n"
+       "# a subscriber: PSUBSCRIBE __keyevent@0__:*\n"
+       "DEBUG SET-ACTIVE-EXPIRE 0\n"
+       "HSET h1 a 1\n"
+       "HSET h2 a 1\n"
+       "HPEXPIRE h1 1 FIELDS 1 a\n"
+       "HPEXPIRE h2 1 FIELDS 1 a\n"
+       "# wait > 1 ms\n"
+       "HMGET h1 a      # [nil]; EXISTS h1 is 0, no event (specified: hexpired, del)\n"
+       "HGET h2 a       # nil; events hexpired, del",
+       {"HMGET"},
+       model::Defects{.hmget_deletes_hash_silently = true},
+       {}},
+      {"redis-hsetex-keepttl-expired-deadline", Flavor::redis, Version{8, 0, 6}, std::nullopt, "unreported",
+       "HSETEX KEEPTTL over a logically expired (not yet deleted) field keeps its past deadline, so the value it "
+       "replies 1 for is never readable (HGET nil, then deleted as expired); the specification writes the expired, "
+       "hence absent, field as a new one without TTL, as HSET and HSETEX without option do and as Valkey 9.1.2 does",
+       "DEBUG SET-ACTIVE-EXPIRE 0\n"
+       "HSET h a 1 b 2\n"
+       "HPEXPIRE h 1 FIELDS 1 a\n"
+       "# wait > 1 ms\n"
+       "HSETEX h KEEPTTL FIELDS 1 a 9   # 1\n"
+       "HPEXPIRETIME h FIELDS 1 a       # [-2] (specified: [-1])\n"
+       "HGET h a                        # nil (specified: \"9\")",
+       {"HSETEX"},
+       model::Defects{.hsetex_keepttl_keeps_expired_deadline = true},
+       {}},
   };
   return table;
 }
@@ -120,6 +339,55 @@ inline const KnownIssue* find_known_issue(std::string_view id) {
   for (const auto& k : known_issues())
     if (k.id == id) return &k;
   return nullptr;
+}
+
+/// The rows covering `server` that state::Twin can recognise per step, in table order.
+inline std::vector<const KnownIssue*> recognisable_issues(const Identity& server) {
+  std::vector<const KnownIssue*> out;
+  for (const auto& k : known_issues())
+    if (k.recognisable() && k.covers(server)) out.push_back(&k);
+  return out;
+}
+
+/// The one verdict word every check reports for a known issue (see the file comment).
+enum class IssueVerdict {
+  none,         ///< server outside the range and no defect: nothing to report
+  known_issue,  ///< KNOWN ISSUE: defect seen on a server in the range (reported, not failed)
+  fixed,        ///< FIXED: no defect on a server in the range (record the fix)
+  failed,       ///< the defect on a server outside the range (a failure)
+};
+
+struct IssueJudgement {
+  IssueVerdict verdict = IssueVerdict::none;
+  /// The message to print: starts with "KNOWN ISSUE " / "FIXED " (ci/conformance takes the first
+  /// word as the verdict), or the failure text; "" for none. The id comes first (verdict tables
+  /// cut long messages); the replay script follows the sentence.
+  std::string message;
+};
+
+/// The verdict for row `k` on `server` given what a check observed. `observed` describes the
+/// observation (printed with KNOWN ISSUE and failures); `on_fix` is appended to the FIXED
+/// message (what else to redo when the fix is recorded, e.g. a memory baseline). Throws nothing.
+inline IssueJudgement judge(const KnownIssue& k, const Identity& server, bool defect_observed,
+                            const std::string& observed, const std::string& on_fix = {}) {
+  IssueJudgement j;
+  const bool affected = k.covers(server);
+  const std::string link = k.url().empty() ? std::string() : " (" + k.url() + ")";
+  if (defect_observed && affected) {
+    j.verdict = IssueVerdict::known_issue;
+    j.message = "KNOWN ISSUE " + k.report + " [" + k.id + " in server/known_issues.hpp]: " + k.what + " (" +
+                server.to_string() + ")" + link + "\nreplay:\n" + k.replay + "\nobserved: " + observed;
+  } else if (!defect_observed && affected) {
+    j.verdict = IssueVerdict::fixed;
+    j.message = "FIXED " + k.report + " [" + k.id + "] on " + server.to_string() + ": " + k.what +
+                " no longer reproduces; record the fix (set `until` of '" + k.id + "' in server/known_issues.hpp to " +
+                server.version.to_string() + " or the first release that has it)" + (on_fix.empty() ? "" : "; " + on_fix);
+  } else if (defect_observed) {
+    j.verdict = IssueVerdict::failed;
+    j.message = "known issue " + k.report + " [" + k.id + "] (" + k.what + ") appears on " + server.to_string() +
+                ", outside its recorded range; observed: " + observed + "\nreplay:\n" + k.replay;
+  }
+  return j;
 }
 
 }  // namespace expirykit::server

@@ -34,9 +34,13 @@ struct Step {
   model::Invalidations model_invalidations;        ///< what the model says tracking sends
   std::optional<model::Invalidations> server_invalidations;  ///< what was sent (observe_tracking)
   std::string tracking_diff;                       ///< "" when they agree
-  /// Set when the events differ because of a known issue of the server under test
-  /// (Twin::Options::server): the step counts as ok, the id says why.
+  /// Set when the step met a known issue of the server under test (Twin::Options::server;
+  /// server/known_issues.hpp id): its events differ as the row says, or the model replayed the
+  /// row's defect to agree with the server (state/known_divergence.hpp). The step counts as ok.
   std::string known_issue;
+  /// Set when the server, covered by this known issue, behaved as specified where the issue's
+  /// defect would have shown: the fix is to be recorded (state/known_divergence.hpp).
+  std::string fixed_issue;
 
   /// Multi-line report: the command as a valkey-cli line, both replies.
   std::string describe() const {
@@ -44,6 +48,10 @@ struct Step {
     os << resp::cli_line(argv) << "\n  server: " << indent(server.to_string())
        << "\n  model:  " << (unmodelled.empty() ? indent(model.to_string()) : "(unmodelled: " + unmodelled + ")")
        << "\n  at server time [" << before_ms << ", " << after_ms << "] ms";
+    if (!known_issue.empty() && events_diff.empty())
+      os << "\n  KNOWN ISSUE " << known_issue << " (server/known_issues.hpp): the model replayed its defect";
+    if (!fixed_issue.empty())
+      os << "\n  FIXED " << fixed_issue << " (server/known_issues.hpp): the server behaved as specified";
     if (server_events) {
       os << "\n  events: server " << model::to_string(server_events->keyevent) << ", model "
          << model::to_string(model_events);

@@ -1,0 +1,88 @@
+// The specified behaviours that released servers get wrong (server/known_issues.hpp rows the
+// model replays), one live example each (known_issue_examples.hpp) through state::Twin: the model
+// is the specification, every step must match it or be excused by a known issue of this server.
+// Verdicts: KNOWN ISSUE on a server the row covers that shows the defect, FIXED on a covered
+// server that no longer does (record the fix), the specified replies on every other server, and
+// a failure for the defect outside the row's range or any other divergence.
+#include <catch2/catch_test_macros.hpp>
+
+#include <string>
+
+#include <expirykit/catch2/known_issue.hpp>
+#include <expirykit/catch2/twin_fixture.hpp>
+
+#include "known_issue_examples.hpp"
+
+using expirykit::catch2::TwinFixture;
+namespace examples = expirykit::examples;
+namespace server = expirykit::server;
+
+namespace {
+
+void check_example(expirykit::state::Twin& t, const server::Identity& id, const std::string& row_id) {
+  const server::KnownIssue* row = server::find_known_issue(row_id);
+  REQUIRE(row);
+  const examples::Observation o = examples::known_issue_example(row_id).run(t);
+  // Every step agrees with the specification, or with the row's defect where the row covers the
+  // server: the twin replays it and names the row.
+  for (const auto* s : o.failed()) {
+    INFO(s->describe());
+    CHECK(s->ok);
+  }
+  std::string diffs;
+  for (const auto& d : o.state_diffs) diffs += d + "\n";
+  INFO("state differences after the example:\n" << diffs);
+  CHECK(o.state_diffs.empty());
+  if (row->covers(id)) {
+    INFO("the twin names the row where the server " << (o.defect ? "showed it" : "no longer shows it"));
+    CHECK((o.defect ? o.known_issues : o.fixed_issues).count(row_id) == 1);
+  } else {
+    CHECK(o.known_issues.count(row_id) + o.fixed_issues.count(row_id) == 0);
+  }
+  // KNOWN ISSUE / FIXED end the test here (reported, not failed); the defect outside the row's
+  // range fails it; otherwise the server behaved as specified, which the steps above checked.
+  expirykit::catch2::known_issue(id, *row, o.defect, o.observed);
+}
+
+}  // namespace
+
+TEST_CASE_METHOD(TwinFixture, "COPY copies logically expired fields with their deadlines [KNOWN ISSUE on Valkey 9.1.2]",
+                 "[semantics][known-issue]") {
+  require_field_ttl();
+  check_example(twin(), identity(), "valkey-copy-skips-expired-fields");
+}
+
+TEST_CASE_METHOD(TwinFixture, "HSETEX and HGETEX on a key named fields [KNOWN ISSUE on Valkey 9.1.2]",
+                 "[semantics][known-issue]") {
+  require_field_ttl();
+  require(identity().caps.hsetex && identity().caps.hgetex, "HSETEX and HGETEX");
+  check_example(twin(), identity(), "valkey-fields-keyword-scan-includes-key");
+}
+
+TEST_CASE_METHOD(TwinFixture, "HTTL, HPERSIST and HGETDEL check their FIELDS token [KNOWN ISSUE before Valkey 9.1.2]",
+                 "[semantics][known-issue]") {
+  require_field_ttl();
+  check_example(twin(), identity(), "valkey-fields-token-unchecked");
+}
+
+TEST_CASE_METHOD(TwinFixture,
+                 "HEXPIRE on a logically expired field answers -2 and changes nothing [KNOWN ISSUE on Redis 8.0.6]",
+                 "[semantics][known-issue]") {
+  require_field_ttl();
+  check_example(twin(), identity(), "redis-hexpire-revives-expired-field");
+}
+
+TEST_CASE_METHOD(TwinFixture,
+                 "HSETEX KEEPTTL writes a logically expired field as a new one [KNOWN ISSUE on Redis 8.0.6]",
+                 "[semantics][known-issue]") {
+  require_field_ttl();
+  require(identity().caps.hsetex, "HSETEX");
+  check_example(twin(), identity(), "redis-hsetex-keepttl-expired-deadline");
+}
+
+TEST_CASE_METHOD(TwinFixture,
+                 "HMGET that deletes a hash's last expired field notifies it [KNOWN ISSUE on Redis 8.0.6]",
+                 "[semantics][known-issue]") {
+  require_field_ttl();
+  check_example(twin(), identity(), "redis-hmget-deletes-hash-silently");
+}
