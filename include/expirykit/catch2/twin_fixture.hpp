@@ -51,18 +51,18 @@ class TwinFixture : public ServerFixture {
   }
   const Dialect& dialect() { return twin().dialect(); }
 
-  /// Runs `line` on both sides; CHECKs that the replies agree; returns the server's reply.
-  Reply both(const std::string& line) {
-    Step s = twin().run(line);
-    INFO(s.describe());
-    CHECK(s.ok);
-    return s.server;
-  }
+  /// Runs `line` on both sides; CHECKs that the replies agree; returns the server's reply, which
+  /// names its command when printed (`CHECK(both("HTTL h FIELDS 1 a") == ...)` shows
+  /// "(reply to: HTTL h FIELDS 1 a)"). Note: an error reply the model gives too (a mistyped
+  /// command) agrees; CHECK the reply when the command must succeed.
+  Reply both(const std::string& line) { return both(expirykit::resp::parse_cli_line(line)); }
   Reply both(const expirykit::resp::Argv& argv) {
     Step s = twin().run(argv);
     INFO(s.describe());
     CHECK(s.ok);
-    return s.server;
+    Reply r = s.server;
+    r.set_sent(expirykit::resp::cli_line(argv));
+    return r;
   }
   /// Sets a 1 ms TTL on `fields` of `key` (with active expiry off) and waits on the server
   /// clock until they have logically expired: the "expired but not reclaimed" state.

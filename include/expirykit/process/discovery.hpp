@@ -131,8 +131,15 @@ inline fs::path find_server_binary(const fs::path& explicit_path = {}) {
     std::string v = env;
     if (v.find('/') == std::string::npos) {
       if (auto p = provisioned_server(v); !p.empty()) return p;
+      std::string have;
+      std::error_code ec;
+      for (const auto& d : fs::directory_iterator(servers_cache_dir(), ec))
+        if (d.is_directory(ec) && !provisioned_server(d.path().filename().string()).empty())
+          have += (have.empty() ? "" : ", ") + d.path().filename().string();
       throw ServerError("EXPIRYKIT_SERVER=" + v + " names no provisioned server in " + servers_cache_dir().string() +
-                        "; run ci/provision-servers " + v + ", or give a path to a server binary");
+                        " (provisioned there: " + (have.empty() ? std::string("none") : have) +
+                        "); ci/provision-servers provisions valkey-9.1, redis-8.0, valkey-8.0, redis-7.0 and "
+                        "valkey-8.1 (bash ci/provision-servers NAME), or give a path to a server binary");
     }
     return v;
   }
