@@ -99,4 +99,70 @@ inline std::string summarize(const std::vector<Divergence>& ds, const std::strin
   return os.str();
 }
 
+/// The divergences as a Markdown report: the behaviours (command name, and whether both replies
+/// are errors) on which the servers differ, first the UNEXPLAINED ones (a server disagrees with
+/// its own model: a finding), then those EXPLAINED by the dialects; per behaviour its count and
+/// up to `examples` commands with both servers' replies (unexplained ones with each side's step
+/// in full: server and model replies, events, time window).
+inline std::string differential_report(const std::vector<Divergence>& ds, const std::string& name_a,
+                                       const std::string& name_b, std::size_t examples = 3) {
+  auto oneline = [](const Reply& r) {
+    std::string t = r.to_string();
+    for (auto& ch : t)
+      if (ch == '\n') ch = ' ';
+    return t;
+  };
+  auto cell = [](std::string t) {  // a Markdown table cell
+    std::string out;
+    for (char ch : t) {
+      if (ch == '|') out += "\\|";
+      else if (ch == '\n') out += "<br>";
+      else out += ch;
+    }
+    return out;
+  };
+  struct Group {
+    std::vector<const Divergence*> items;
+  };
+  std::map<std::pair<bool, std::string>, Group> groups;  // (explained, behaviour)
+  for (const auto& d : ds) {
+    const std::string behaviour = model::upper(d.argv.empty() ? std::string("?") : d.argv[0]) +
+                                  (d.error_text_only() ? " (error vs error)" : "");
+    groups[{d.explained, behaviour}].items.push_back(&d);
+  }
+  std::size_t unexplained = 0;
+  for (const auto& d : ds) unexplained += !d.explained;
+  std::ostringstream os;
+  os << "# Differential report: " << name_a << " vs " << name_b << "\n\n"
+     << ds.size() << " divergent replies: " << unexplained << " unexplained, " << ds.size() - unexplained
+     << " explained by the dialects. A divergence is a command whose two server replies differ; it is explained "
+        "when each server agrees with its own model (model::Dialect) and the models differ the same way, "
+        "unexplained when a server disagrees with its model (state/differential.hpp).\n";
+  for (const bool explained : {false, true}) {
+    os << "\n## " << (explained ? "Explained by the dialects" : "Unexplained") << "\n\n";
+    bool any = false;
+    for (const auto& [key, g] : groups) {
+      if (key.first != explained) continue;
+      any = true;
+      os << "### " << key.second << ": " << g.items.size() << "\n\n";
+      if (explained) {
+        os << "| command | " << name_a << " | " << name_b << " |\n|---|---|---|\n";
+        for (std::size_t i = 0; i < g.items.size() && i < examples; ++i) {
+          const auto& d = *g.items[i];
+          os << "| `" << cell(resp::cli_line(d.argv)) << "` | " << cell(oneline(d.a.server)) << " | "
+             << cell(oneline(d.b.server)) << " |\n";
+        }
+        os << "\n";
+      } else {
+        for (std::size_t i = 0; i < g.items.size() && i < examples; ++i) {
+          const auto& d = *g.items[i];
+          os << "```text\n" << name_a << ": " << d.a.describe() << "\n" << name_b << ": " << d.b.describe() << "\n```\n\n";
+        }
+      }
+    }
+    if (!any) os << "none\n";
+  }
+  return os.str();
+}
+
 }  // namespace expirykit::state
