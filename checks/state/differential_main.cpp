@@ -103,15 +103,9 @@ int main(int argc, char** argv) {
     // the lines differ, as checks/state/differential_test.cpp does).
     const model::Dialect& common = ta.server->flavor == server::Flavor::redis ? *da : *db;
     const std::uint64_t s = seed ? *seed : std::random_device{}();
-    rc::Random random(s);
-    std::vector<state::Divergence> all;
-    std::size_t commands = 0;
-    for (long i = 0; i < sequences; ++i) {
-      const auto cmds = gen::sequence(common, 40)(random.split(), 40).value();
-      auto res = state::run_differential(ta_twin, tb_twin, cmds);
-      commands += res.commands;
-      for (auto& d : res.divergences) all.push_back(std::move(d));
-    }
+    const auto res = state::run_differential_sequences(ta_twin, tb_twin, common, sequences, rc::Random(s));
+    const std::vector<state::Divergence>& all = res.divergences;
+    const std::size_t commands = res.commands;
     std::string report = state::differential_report(all, ta.server->to_string(), tb.server->to_string());
     report += "\n---\n" + std::to_string(sequences) + " sequences, " + std::to_string(commands) +
               " commands, seed " + std::to_string(s) + " (re-run: expirykit_differential --a " + a + " --b " + b +

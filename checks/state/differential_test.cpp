@@ -35,14 +35,9 @@ TEST_CASE("Differential: Valkey 9.1 vs Redis 8.0 divergences are explained by th
   const Dialect common = Dialect::redis_8_0();
   const int n = static_cast<int>(50 * state::prop_scale());
   rc::Random random(static_cast<std::uint64_t>(rc::detail::configuration().testParams.seed));
-  std::vector<state::Divergence> all;
-  std::size_t commands = 0;
-  for (int i = 0; i < n; ++i) {
-    const auto cmds = gen::sequence(common, 40)(random.split(), 40).value();
-    auto res = state::run_differential(v, r, cmds);
-    commands += res.commands;
-    for (auto& d : res.divergences) all.push_back(std::move(d));
-  }
+  auto res = state::run_differential_sequences(v, r, common, n, random);
+  const std::vector<state::Divergence>& all = res.divergences;
+  const std::size_t commands = res.commands;
   const std::string table = state::summarize(all, "valkey-9.1", "redis-8.0");
   UNSCOPED_INFO(n << " sequences, " << commands << " commands, " << all.size() << " divergent replies\n" << table);
   std::size_t unexplained = 0;

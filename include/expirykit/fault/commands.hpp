@@ -141,10 +141,9 @@ std::optional<Reply> map_ints(const Reply& r, F f) {
   return Reply::array(std::move(out));
 }
 
-/// INFO's text with the value of `name:<integer>` lines passed through `f` (called with the
-/// value; returns the new one). Lines end with CRLF.
+/// `text` with each line (its line end included) passed through `f`, which edits it in place.
 template <class F>
-std::string map_info_field(const std::string& text, std::string_view name, F f) {
+std::string map_lines(const std::string& text, F f) {
   std::string out;
   std::size_t pos = 0;
   while (pos < text.size()) {
@@ -152,28 +151,31 @@ std::string map_info_field(const std::string& text, std::string_view name, F f) 
     end = end == std::string::npos ? text.size() : end + 1;
     std::string line = text.substr(pos, end - pos);
     pos = end;
+    f(line);
+    out += line;
+  }
+  return out;
+}
+
+/// INFO's text with the value of `name:<integer>` lines passed through `f` (called with the
+/// value; returns the new one). Lines end with CRLF.
+template <class F>
+std::string map_info_field(const std::string& text, std::string_view name, F f) {
+  return map_lines(text, [&](std::string& line) {
     if (line.size() > name.size() && line.compare(0, name.size(), name) == 0 && line[name.size()] == ':') {
       std::size_t v_end = line.find_first_of("\r\n", name.size() + 1);
       if (v_end == std::string::npos) v_end = line.size();
       if (auto v = integer(std::string_view(line).substr(name.size() + 1, v_end - name.size() - 1)))
         line = std::string(name) + ":" + std::to_string(f(*v)) + line.substr(v_end);
     }
-    out += line;
-  }
-  return out;
+  });
 }
 
 /// INFO's text with `key=<integer>` inside each "db<N>:" keyspace line passed through
 /// f(db, value).
 template <class F>
 std::string map_keyspace_field(const std::string& text, std::string_view key, F f) {
-  std::string out;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    end = end == std::string::npos ? text.size() : end + 1;
-    std::string line = text.substr(pos, end - pos);
-    pos = end;
+  return map_lines(text, [&](std::string& line) {
     const std::size_t colon = line.find(':');
     const auto db = line.rfind("db", 0) == 0 && colon != std::string::npos ? integer(line.substr(2, colon - 2)) : std::nullopt;
     if (db) {
@@ -188,9 +190,7 @@ std::string map_keyspace_field(const std::string& text, std::string_view key, F 
           line = line.substr(0, v_at) + std::to_string(f(static_cast<int>(*db), *v)) + line.substr(stop);
       }
     }
-    out += line;
-  }
-  return out;
+  });
 }
 
 /// One keyspace notification taken apart.

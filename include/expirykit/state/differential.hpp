@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include <expirykit/gen/commands.hpp>
 #include <expirykit/state/twin.hpp>
 
 namespace expirykit::state {
@@ -72,6 +73,21 @@ inline DifferentialResult run_differential(Twin& a, Twin& b, const std::vector<A
     res.divergences.push_back(std::move(d));
   }
   return res;
+}
+
+/// `sequences` generated sequences (gen::sequence of `gen_dialect`, up to 40 commands each,
+/// drawn from `random`) through run_differential(); the divergences of all of them, and the
+/// commands run in `commands`.
+inline DifferentialResult run_differential_sequences(Twin& a, Twin& b, const model::Dialect& gen_dialect,
+                                                     long sequences, rc::Random random) {
+  DifferentialResult all;
+  for (long i = 0; i < sequences; ++i) {
+    const auto cmds = gen::sequence(gen_dialect, 40)(random.split(), 40).value();
+    auto res = run_differential(a, b, cmds);
+    all.commands += res.commands;
+    for (auto& d : res.divergences) all.divergences.push_back(std::move(d));
+  }
+  return all;
 }
 
 /// A table of divergences by command name: "HSETEX  12 explained, 0 unexplained", then every
