@@ -162,16 +162,35 @@ inline double per_op_us(double cpu_s, const bench::LoadResult& r) {
 }
 
 // ---- the harness --------------------------------------------------------------------------
+/// `so` with the binary that --server names (a provisioned name or a path); unchanged when
+/// --server is empty (then ServerOptions' default: EXPIRYKIT_SERVER, else valkey-9.1).
+inline ek::process::ServerOptions server_options(const Common& c, ek::process::ServerOptions so = {}) {
+  if (!c.server.empty()) {
+    auto p = c.server.find('/') == std::string::npos ? ek::process::provisioned_server(c.server)
+                                                    : std::filesystem::path(c.server);
+    if (p.empty()) throw std::runtime_error("--server " + c.server + ": not a provisioned server name");
+    so.binary = p;
+  }
+  return so;
+}
+
+/// The one-line result of a load: ops/s, latency percentiles, errors, CPU per op, load average.
+inline void print_result(const std::string& label, const bench::LoadOptions& o, const bench::LoadResult& r) {
+  const auto& h = r.latency_ns;
+  std::printf("%-30s T=%-2u C=%-3u P=%-3u %10.0f ops/s  p50 %7.1f  p99 %7.1f  p99.9 %7.1f  max %8.1f us  err %llu"
+              "  cpu/op client %.2f server %.2f us  load %.2f\n",
+              label.c_str(), o.threads, o.connections, o.pipeline, r.ops_per_sec(), h.percentile(50) / 1e3,
+              h.percentile(99) / 1e3, h.percentile(99.9) / 1e3, static_cast<double>(h.max()) / 1e3,
+              static_cast<unsigned long long>(r.errors), per_op_us(r.client_cpu_s, r), per_op_us(r.server_cpu_s, r),
+              bench::LoadAvg::now().m1);
+  std::fflush(stdout);
+  if (r.errors) std::printf("  WARNING: %llu error replies\n", static_cast<unsigned long long>(r.errors));
+}
+
 class Harness {
  public:
   Harness(std::string name, const Common& c, ek::process::ServerOptions so = {}) : name_(std::move(name)), c_(c) {
-    if (!c.server.empty()) {
-      auto p = c.server.find('/') == std::string::npos ? ek::process::provisioned_server(c.server)
-                                                      : std::filesystem::path(c.server);
-      if (p.empty()) throw std::runtime_error("--server " + c.server + ": not a provisioned server name");
-      so.binary = p;
-    }
-    target_ = std::make_unique<ek::process::Target>(std::move(so));
+    target_ = std::make_unique<ek::process::Target>(server_options(c, std::move(so)));
     if (target_->external() && !c.allow_flush)
       throw std::runtime_error("EXPIRYKIT_SERVER_ADDR is set: this benchmark FLUSHALLs the server; pass --allow-flush");
     ctl_ = std::make_unique<ek::resp::Client>(target_->client());
@@ -222,15 +241,7 @@ class Harness {
     extra["loadavg_before"] = {before.m1, before.m5, before.m15};
     auto rec = bench::record(name_, o, r, identity(), extra);
     bench::append_jsonl(out_path(name_ + ".jsonl"), rec);
-    const auto& h = r.latency_ns;
-    std::printf("%-30s T=%-2u C=%-3u P=%-3u %10.0f ops/s  p50 %7.1f  p99 %7.1f  p99.9 %7.1f  max %8.1f us  err %llu"
-                "  cpu/op client %.2f server %.2f us  load %.2f\n",
-                label.c_str(), o.threads, o.connections, o.pipeline, r.ops_per_sec(), h.percentile(50) / 1e3,
-                h.percentile(99) / 1e3, h.percentile(99.9) / 1e3, static_cast<double>(h.max()) / 1e3,
-                static_cast<unsigned long long>(r.errors), per_op_us(r.client_cpu_s, r), per_op_us(r.server_cpu_s, r),
-                bench::LoadAvg::now().m1);
-    std::fflush(stdout);
-    if (r.errors) std::printf("  WARNING: %llu error replies\n", static_cast<unsigned long long>(r.errors));
+    print_result(label, o, r);
     return r;
   }
 

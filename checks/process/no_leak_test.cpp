@@ -36,6 +36,30 @@ bool port_answers(int port) {
     return false;
   }
 }
+/// Starts orphan_probe in `mode` (it prints one line per server it started), checks all `n`
+/// answer, SIGKILLs the probe, and checks that every server died and its dirs get swept.
+void all_die_with_probe(const char* mode, std::size_t n) {
+  bp::ipstream out;
+  bp::child probe(EXPIRYKIT_ORPHAN_PROBE, mode, bp::std_out > out, bp::std_err > bp::null);
+  const pid_t probe_pid = probe.id();
+  std::vector<Started> nodes;
+  for (std::size_t i = 0; i < n; ++i) nodes.push_back(read_probe_line(out));
+  REQUIRE(ekcheck::servers_of(probe_pid).size() == n);
+  for (const auto& node : nodes) {
+    REQUIRE(ekcheck::alive(node.server));
+    REQUIRE(port_answers(node.port));
+  }
+  ::kill(probe_pid, SIGKILL);
+  probe.wait();
+  for (const auto& node : nodes) {
+    INFO("server pid " << node.server << " port " << node.port);
+    CHECK(ekcheck::eventually([&] { return !ekcheck::alive(node.server); }));
+    CHECK_FALSE(port_answers(node.port));
+  }
+  CHECK(ekcheck::servers_of(probe_pid).empty());
+  expirykit::process::TempDir::sweep_stale("/tmp");
+  CHECK(ekcheck::dirs_of(probe_pid).empty());
+}
 }  // namespace
 
 TEST_CASE("The server dies with its parent: SIGKILL, SIGTERM, SIGINT, uncaught exception, exit, return",
@@ -62,26 +86,25 @@ TEST_CASE("The server dies with its parent: SIGKILL, SIGTERM, SIGINT, uncaught e
 }
 
 TEST_CASE("A ReplicaSet's primary and replicas all die with a SIGKILLed parent", "[process][leak][replica]") {
-  bp::ipstream out;
-  bp::child probe(EXPIRYKIT_ORPHAN_PROBE, "replicaset", bp::std_out > out, bp::std_err > bp::null);
-  const pid_t probe_pid = probe.id();
-  std::vector<Started> nodes;
-  for (int i = 0; i < 3; ++i) nodes.push_back(read_probe_line(out));  // primary, replica 0, replica 1
-  REQUIRE(ekcheck::servers_of(probe_pid).size() == 3);
-  for (const auto& n : nodes) {
-    REQUIRE(ekcheck::alive(n.server));
-    REQUIRE(port_answers(n.port));
-  }
-  ::kill(probe_pid, SIGKILL);
-  probe.wait();
-  for (const auto& n : nodes) {
-    INFO("server pid " << n.server << " port " << n.port);
-    CHECK(ekcheck::eventually([&] { return !ekcheck::alive(n.server); }));
-    CHECK_FALSE(port_answers(n.port));
-  }
-  CHECK(ekcheck::servers_of(probe_pid).empty());
-  expirykit::process::TempDir::sweep_stale("/tmp");
-  CHECK(ekcheck::dirs_of(probe_pid).empty());
+  all_die_with_probe("replicaset", 3);  // primary, replica 0, replica 1
+}
+
+TEST_CASE("A Cluster's 6 nodes all die with a SIGKILLed parent", "[process][leak][cluster]") {
+  all_die_with_probe("cluster", 6);  // 3 primaries, 3 replicas
+}
+
+TEST_CASE("SIGKILL of suite_cluster in the middle of a property leaves no node behind", "[process][leak][cluster]") {
+  if (std::string(EXPIRYKIT_SUITE_CLUSTER).empty()) SKIP("built without suites (EXPIRYKIT_BUILD_SUITES=OFF)");
+  bp::child suite(EXPIRYKIT_SUITE_CLUSTER, "Cluster: random sequences*", bp::std_out > bp::null, bp::std_err > bp::null);
+  const pid_t pid = suite.id();
+  // The shared cluster has 6 nodes; kill once all are up and the property runs.
+  REQUIRE(ekcheck::eventually([&] { return ekcheck::servers_of(pid).size() == 6; }, std::chrono::seconds(60)));
+  const auto servers = ekcheck::servers_of(pid);
+  std::this_thread::sleep_for(std::chrono::milliseconds(2000));
+  ::kill(pid, SIGKILL);
+  suite.wait();
+  for (pid_t p : servers) CHECK(ekcheck::eventually([&] { return !ekcheck::alive(p); }));
+  CHECK(ekcheck::servers_of(pid).empty());
 }
 
 TEST_CASE("SIGKILL of a test binary in the middle of a suite leaves no server behind", "[process][leak]") {

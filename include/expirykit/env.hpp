@@ -7,7 +7,7 @@
 // Variables the kit reads (each documented where it is used): EXPIRYKIT_SERVER,
 // EXPIRYKIT_SERVER_ADDR, EXPIRYKIT_SERVERS_DIR, EXPIRYKIT_PROP_SCALE, EXPIRYKIT_PROP_SECONDS,
 // EXPIRYKIT_KEEP_DIRS, EXPIRYKIT_VERDICT_FILE, EXPIRYKIT_UPDATE_BASELINES, EXPIRYKIT_BASELINE_DIR,
-// EXPIRYKIT_BENCHMARK.
+// EXPIRYKIT_BENCHMARK, EXPIRYKIT_CLUSTER_SHAPE, EXPIRYKIT_CLUSTER_SEED.
 #pragma once
 
 #include <cmath>
@@ -73,11 +73,12 @@ inline std::string shell_quote(const std::string& s) {
 }
 
 /// The variables that pick the server under test (EXPIRYKIT_SERVER, EXPIRYKIT_SERVER_ADDR,
-/// EXPIRYKIT_SERVERS_DIR) as they are set now, as shell assignments each followed by a space
+/// EXPIRYKIT_SERVERS_DIR, EXPIRYKIT_CLUSTER_SHAPE, EXPIRYKIT_CLUSTER_SEED) as they are set now, as shell assignments each followed by a space
 /// ("" when none is set): the start of a replay command line.
 inline std::string server_assignments() {
   std::string out;
-  for (const char* v : {"EXPIRYKIT_SERVER", "EXPIRYKIT_SERVER_ADDR", "EXPIRYKIT_SERVERS_DIR"})
+  for (const char* v : {"EXPIRYKIT_SERVER", "EXPIRYKIT_SERVER_ADDR", "EXPIRYKIT_SERVERS_DIR", "EXPIRYKIT_CLUSTER_SHAPE",
+                        "EXPIRYKIT_CLUSTER_SEED"})
     if (auto x = get(v)) out += std::string(v) + "=" + shell_quote(*x) + " ";
   return out;
 }

@@ -35,6 +35,10 @@ struct ServerOptions {
   std::vector<std::string> extra_args;
   /// Fixed port; 0 picks a free one (retried on bind failure, safe under `ctest -j`).
   int port = 0;
+  /// Cluster mode: `--cluster-enabled yes --cluster-config-file nodes.conf --cluster-port <bus>`,
+  /// the bus port picked free like the port (and kept across restarts while free). Used by
+  /// process::Cluster (process/cluster.hpp), which also assigns slots and meets the nodes.
+  bool cluster = false;
   /// How long start() waits for PING to answer PONG (a loaded 2-core machine needs < 1 s).
   std::chrono::milliseconds ready_timeout{15000};
   /// How long stop() waits for a graceful shutdown before SIGKILL.

@@ -162,6 +162,7 @@ class Server {
       int port = opts_.port ? opts_.port : (port_ && i == 0 ? port_ : detail::random_port());
       if (!opts_.port && !detail::port_bindable(port)) continue;
       port_ = port;
+      if (opts_.cluster && !pick_bus_port(i == 0)) continue;
       spawn();
       auto outcome = wait_ready();
       if (!outcome) return;  // ready
@@ -237,6 +238,8 @@ class Server {
 
   std::string host() const { return "127.0.0.1"; }
   int port() const { return port_; }
+  /// The cluster bus port (ServerOptions::cluster), else 0.
+  int bus_port() const { return bus_port_; }
   /// "127.0.0.1:port"
   std::string address() const { return host() + ":" + std::to_string(port_); }
   pid_t pid() const { return child_ ? child_->id() : -1; }
@@ -273,6 +276,9 @@ class Server {
         args.insert(args.end(), {"--appendonly", "yes", "--appendfsync", "always", "--aof-use-rdb-preamble",
                                  opts_.aof_rdb_preamble ? "yes" : "no"});
     }
+    if (opts_.cluster)
+      args.insert(args.end(), {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf", "--cluster-port",
+                               std::to_string(bus_port_)});
     for (const auto& [k, v] : opts_.config) args.insert(args.end(), {"--" + k, v});
     args.insert(args.end(), opts_.extra_args.begin(), opts_.extra_args.end());
     std::error_code ec;
@@ -286,6 +292,20 @@ class Server {
     }
     pgid_ = child_->id();
     exit_status_.reset();
+  }
+
+  /// A free cluster bus port other than port_: the previous one when `keep` and it is still
+  /// free, else a random one. false when none was found in 25 tries.
+  bool pick_bus_port(bool keep) {
+    if (keep && bus_port_ && bus_port_ != port_ && detail::port_bindable(bus_port_)) return true;
+    for (int j = 0; j < 25; ++j) {
+      const int b = detail::random_port();
+      if (b != port_ && detail::port_bindable(b)) {
+        bus_port_ = b;
+        return true;
+      }
+    }
+    return false;
   }
 
   /// nullopt when ready; otherwise the error text (the process is gone by then).
@@ -330,6 +350,7 @@ class Server {
   std::unique_ptr<boost::process::child> child_;
   pid_t pgid_ = -1;
   int port_ = 0;
+  int bus_port_ = 0;
   std::optional<int> exit_status_;
 };
 

@@ -1,7 +1,10 @@
-// expirykit/state/adopt.hpp: reading keys back from a server into the model, after a command
-// the model does not cover (model::Unmodelled) ran on the server only.
+// expirykit/state/adopt.hpp: reading back from a server into the model: keys after a command
+// the model does not cover (model::Unmodelled) ran on the server only, and the deadlines a
+// command with a relative TTL set at the server's own "now" (state/twin.hpp's file comment).
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -9,6 +12,7 @@
 
 #include <expirykit/model/model.hpp>
 #include <expirykit/resp/client.hpp>
+#include <expirykit/state/step.hpp>
 
 namespace expirykit::state {
 
@@ -64,6 +68,74 @@ inline std::vector<std::string> adopt_from_server(resp::Client& side, model::Key
   }
   ks.take_events();
   return keys;
+}
+
+/// Deadlines of `key` in the model: "" for the key's own TTL, else "f:<field>" per field (Unix ms).
+inline std::map<std::string, int64_t> model_deadlines(const model::Keyspace& ks, const std::string& key) {
+  std::map<std::string, int64_t> out;
+  const model::Entry* e = ks.raw(key);
+  if (!e) return out;
+  if (e->expire_ms) out[""] = *e->expire_ms;
+  if (e->is_hash())
+    for (const auto& [f, fld] : e->hash().fields)
+      if (fld.expire_ms) out["f:" + f] = *fld.expire_ms;
+  return out;
+}
+
+/// The server's deadline minus the model's for the first deadline of `key` that step `s` changed
+/// (against `before`, model_deadlines() before the step) that differs and stays inside the
+/// step's TIME window: how many ms later than `s.model_at_ms` the server ran the step
+/// (std::nullopt: none such). Reads PEXPIRETIME / HPEXPIRETIME over `side`.
+inline std::optional<int64_t> server_deadline_shift(resp::Client& side, const model::Keyspace& ks, const std::string& key,
+                                                    const std::map<std::string, int64_t>& before, const Step& s) {
+  if (!ks.raw(key)) return std::nullopt;
+  for (const auto& [k, v] : model_deadlines(ks, key)) {
+    auto it = before.find(k);
+    if (it != before.end() && it->second == v) continue;
+    const Reply r = k.empty() ? side("PEXPIRETIME", key) : side("HPEXPIRETIME", key, "FIELDS", "1", k.substr(2));
+    const Reply& t = r.is_array() && r.size() == 1 ? r[0] : r;
+    if (!t.is_integer() || t.as_integer() < 0) continue;
+    const int64_t shift = t.as_integer() - v;  // 0 for an absolute deadline
+    if (shift != 0 && s.model_at_ms + shift >= s.before_ms && s.model_at_ms + shift <= s.after_ms) return shift;
+  }
+  return std::nullopt;
+}
+
+/// For each deadline of `key` that step `s` changed in the model (against `before`), reads the
+/// server's over `side` and adopts it when it differs by no more than the step's TIME window,
+/// widened by `tolerance_ms` (state/twin.hpp's file comment: a relative TTL lands on the
+/// server's own "now", which the model can only bracket).
+inline void adopt_server_deadlines(resp::Client& side, model::Keyspace& ks, const std::string& key,
+                                   const std::map<std::string, int64_t>& before, const Step& s, int64_t tolerance_ms) {
+  model::Entry* e = ks.raw(key);
+  if (!e) return;
+  std::vector<std::string> fields;
+  bool key_ttl = false;
+  for (const auto& [k, v] : model_deadlines(ks, key)) {
+    auto it = before.find(k);
+    if (it != before.end() && it->second == v) continue;
+    if (k.empty()) key_ttl = true;
+    else fields.push_back(k.substr(2));
+  }
+  if (fields.empty() && !key_ttl) return;
+  // The model set its deadlines at s.model_at_ms; the server's "now" was in [before, after].
+  const int64_t lo = s.before_ms - s.model_at_ms, hi = s.after_ms - s.model_at_ms + tolerance_ms;
+  auto adopt = [&](std::optional<int64_t>& mine, const Reply& theirs) {
+    if (!mine || !theirs.is_integer() || theirs.as_integer() < 0) return;
+    const int64_t t = theirs.as_integer();
+    if (t != *mine && t - *mine >= lo - tolerance_ms && t - *mine <= hi) mine = t;
+  };
+  if (key_ttl) adopt(e->expire_ms, side("PEXPIRETIME", key));
+  if (!fields.empty() && e->is_hash()) {
+    Argv a{"HPEXPIRETIME", key, "FIELDS", std::to_string(fields.size())};
+    a.insert(a.end(), fields.begin(), fields.end());
+    const Reply r = side.call(a);
+    if (!r.is_array() || r.size() != fields.size()) return;
+    for (std::size_t i = 0; i < fields.size(); ++i) {
+      auto f = e->hash().fields.find(fields[i]);
+      if (f != e->hash().fields.end()) adopt(f->second.expire_ms, r[i]);
+    }
+  }
 }
 
 }  // namespace expirykit::state

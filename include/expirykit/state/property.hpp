@@ -68,6 +68,9 @@ struct PropertyBudget {
   /// uses it to top up a run that has not yet reached every coverage cell.
   std::function<bool(int sequences)> more;
   int max_extra_rounds = 0;
+  /// Shrink a failing case (RapidCheck). false reports the first failing case as drawn: for
+  /// properties where every try is slow (a cluster failover per case takes seconds on Redis).
+  bool shrink = true;
 };
 
 struct PropertyResult {
@@ -118,6 +121,7 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
   int per_round = static_cast<int>(budget.sequences * prop_scale());
   if (per_round < 1) per_round = 1;
   params.maxSuccess = per_round;
+  params.disableShrinking = params.disableShrinking || !budget.shrink;
   std::string last_report, last_summary;
   std::size_t last_len = 0;
   rc::detail::TestMetadata meta;

@@ -30,7 +30,8 @@
 //   twin.observe_counters();    // INFO counters from here on: compare_counters()
 //   twin.observe_tracking();    // CLIENT TRACKING invalidations of the twin's connection
 // The twin's own read-backs (compare_state, deadlines it adopts, keys it re-reads, INFO) go over
-// a second connection to the same server, so they never register keys for tracking nor show up
+// a second connection to the same server (one per server when use_connection() moves the twin
+// between cluster nodes), so they never register keys for tracking nor show up
 // in what a test observes on its connection. compare_state() also checks OBJECT ENCODING of every
 // hash (Options::check_encoding), with the listpack limits read from the server (CONFIG GET) when
 // the twin is made.
@@ -45,6 +46,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <stdexcept>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -103,7 +105,7 @@ class Twin {
   };
 
   Twin(resp::Client& c, model::Dialect d) : Twin(c, std::move(d), Options{}) {}
-  Twin(resp::Client& c, model::Dialect d, Options o) : c_(c), d_(std::move(d)), opt_(o) { read_limits(); }
+  Twin(resp::Client& c, model::Dialect d, Options o) : c_(&c), d_(std::move(d)), opt_(o) { read_limits(); }
 
   /// From now on every run() also checks the keyspace notifications the command emitted,
   /// under notify-keyspace-events `flags` (set now, restored when the twin goes). A mismatch
@@ -112,14 +114,14 @@ class Twin {
     events_.reset();
     observe::KeyspaceEvents::Options o;
     o.flags = flags;
-    events_ = std::make_unique<observe::KeyspaceEvents>(c_, o);
+    events_ = std::make_unique<observe::KeyspaceEvents>(*c_, o);
     ks_.take_events();
   }
   bool observing_events() const { return events_ != nullptr; }
   /// Changes the notify-keyspace-events flags of an observing twin (e.g. one class only, to
   /// check classes: effects.hpp). No-op when not observing.
   void set_event_flags(const std::string& flags) {
-    if (events_) events_->set_flags(c_, flags);
+    if (events_) events_->set_flags(*c_, flags);
   }
   bool observing_counters() const { return counter_base_.has_value(); }
 
@@ -128,7 +130,7 @@ class Twin {
   /// (model/tracking.hpp); a mismatch makes the step fail. Throws like observe::Tracking.
   void observe_tracking() {
     tracking_.reset();
-    tracking_ = std::make_unique<observe::Tracking>(c_);
+    tracking_ = std::make_unique<observe::Tracking>(*c_);
     tracking_model_ = model::TrackingModel{};
   }
   bool observing_tracking() const { return tracking_ != nullptr; }
@@ -160,7 +162,7 @@ class Twin {
     background_model_.insert(background_model_.end(), model_bg.begin(), model_bg.end());
     std::vector<std::string> out;
     if (events_) {
-      c_.call(events_->marker(token));
+      c_->call(events_->marker(token));
       const auto seen = events_->read_until(token);
       stray_.insert(stray_.end(), seen.keyevent.begin(), seen.keyevent.end());
       auto want = observe::deliverable(background_model_, events_->flags());
@@ -183,7 +185,7 @@ class Twin {
         }
     }
     if (tracking_) {
-      c_.call(tracking_->marker(token));
+      c_->call(tracking_->marker(token));
       auto seen = tracking_->read_until(token);
       tracking_stray_.insert(tracking_stray_.end(), seen.begin(), seen.end());
       const auto d =
@@ -196,7 +198,19 @@ class Twin {
   }
 
 
-  resp::Client& client() { return c_; }
+  resp::Client& client() { return *c_; }
+  /// Points the twin at another server that shares this model's keyspace: the next commands,
+  /// their TIME windows and the read-backs go to `c` (a cluster node: state/cluster_twin.hpp
+  /// moves the twin to the node serving each command's slot). The model, history and coverage
+  /// carry over. Throws std::logic_error inside a transaction, or while observing events or
+  /// tracking (those observers listen on one connection).
+  void use_connection(resp::Client& c) {
+    if (&c == c_) return;
+    if (tx_) throw std::logic_error("Twin::use_connection inside MULTI: the transaction lives on " + c_->address());
+    if (events_ || tracking_)
+      throw std::logic_error("Twin::use_connection while observing events or tracking on " + c_->address());
+    c_ = &c;
+  }
   model::Keyspace& model() { return ks_; }
   const model::Dialect& dialect() const { return d_; }
   const Options& options() const { return opt_; }
@@ -206,11 +220,11 @@ class Twin {
   /// that came before forgotten: a fresh start for a sequence.
   void flushall() {
     if (tx_) {
-      c_("DISCARD");
+      (*c_)("DISCARD");
       tx_.reset();
     }
-    c_("FLUSHALL", "SYNC");
-    side_.reset();  // the server may be another process than last time (a restart)
+    (*c_)("FLUSHALL", "SYNC");
+    sides_.clear();  // the server may be another process than last time (a restart)
     script_strings_.clear();
     ks_.clear();
     tracking_model_.tracked.clear();
@@ -220,7 +234,7 @@ class Twin {
   }
 
   /// The server's clock (TIME), Unix ms.
-  int64_t server_time() { return time_ms(c_("TIME")); }
+  int64_t server_time() { return time_ms((*c_)("TIME")); }
 
   /// Runs `argv` on the server (between two TIMEs) and on the model; records the step.
   /// `RESTORE key ttl @dump:<src> ...` names the payload of DUMP <src> taken now (over the
@@ -283,7 +297,7 @@ class Twin {
         cmds.insert(cmds.end(), {{"TIME"}, argv, {"TIME"}});
       }
       cmds.insert(cmds.end(), post.begin(), post.end());
-      const auto r = c_.pipeline(cmds);
+      const auto r = c_->pipeline(cmds);
       if (u == "MULTI") {
         s.before_ms = s.after_ms = time_ms(r[at]);
         s.server = r[at + 1];
@@ -322,7 +336,7 @@ class Twin {
       keys.push_back(argv[1]);
     }
     std::map<std::string, std::map<std::string, int64_t>> deadlines_before;
-    for (const auto& k : keys) deadlines_before[k] = deadlines(k);
+    for (const auto& k : keys) deadlines_before[k] = model_deadlines(ks_, k);
     // Coverage cells (state/coverage.hpp): the command against the model state before it runs.
     cells_.record(ks_, d_, argv, batch && !tx_aborted && !tx_unknown ? &*batch : nullptr, in_script, s.before_ms);
     auto pending = ks_.take_events();
@@ -456,7 +470,7 @@ class Twin {
         // from that deadline (a COPY of the key, say) agrees as well, not only the key adopted.
         std::optional<int64_t> shift;
         for (const auto& [k, before] : deadlines_before)
-          if (!shift) shift = server_deadline_shift(k, before, s);
+          if (!shift) shift = server_deadline_shift(side(), ks_, k, before, s);
         if (shift && *shift != 0 && s.model_at_ms + *shift >= s.before_ms && s.model_at_ms + *shift <= s.after_ms) {
           const model::Keyspace kept = ks_;
           const Step kept_step = s;
@@ -498,7 +512,7 @@ class Twin {
         for (const auto& c : *batch)
           if (c.size() > 1 && model::upper(c[0]) == "SET") script_strings_.insert(c[1]);
       if (s.ok)
-        for (const auto& [k, before] : deadlines_before) adopt_server_deadlines(k, before, s);
+        for (const auto& [k, before] : deadlines_before) adopt_server_deadlines(side(), ks_, k, before, s, opt_.time_tolerance_ms);
     } catch (const model::Unmodelled& e) {
       s.unmodelled = e.what();
       s.tracking_diff.clear();
@@ -569,9 +583,9 @@ class Twin {
   /// keys for the tracked connection nor change what a test observes on it. Tests polling the
   /// server while the twin observes tracking should poll over it.
   resp::Client& side() {
-    if (!side_ || !side_->connected() || side_->port() != c_.port() || side_->host() != c_.host())
-      side_ = std::make_unique<resp::Client>(c_.host(), c_.port());
-    return *side_;
+    auto& side = sides_[c_->address()];
+    if (!side || !side->connected()) side = std::make_unique<resp::Client>(c_->host(), c_->port());
+    return *side;
   }
   /// True between a MULTI this twin sent and its EXEC / DISCARD.
   bool in_transaction() const { return tx_.has_value(); }
@@ -599,11 +613,11 @@ class Twin {
   /// (server::wait_until_past).
   int64_t wait_until_past(int64_t deadline_ms, int64_t margin_ms = 5,
                           std::chrono::milliseconds limit = std::chrono::seconds(10)) {
-    return server::wait_until_past(c_, deadline_ms, margin_ms, limit);
+    return server::wait_until_past(*c_, deadline_ms, margin_ms, limit);
   }
 
   /// Active expiry switched off (DEBUG SET-ACTIVE-EXPIRE 0) / on; returns the server's reply.
-  Reply set_active_expire(bool on) { return c_("DEBUG", "SET-ACTIVE-EXPIRE", on ? "1" : "0"); }
+  Reply set_active_expire(bool on) { return (*c_)("DEBUG", "SET-ACTIVE-EXPIRE", on ? "1" : "0"); }
 
   /// Model: active expiry fully done at the server's current time.
   /// Its events (hexpired, del, expired) are compared by compare_background_events().
@@ -617,15 +631,18 @@ class Twin {
   /// values (live ones, as HGETALL shows them), HLEN (stored fields, expired included), each
   /// field's HPEXPIRETIME and the key's PTTL presence. Read-only on both sides (no command used
   /// deletes lazily). Returns one line per difference; empty means equal.
-  std::vector<std::string> compare_state() {
+  /// With `owns`, only the keys it accepts are compared, on both sides (a cluster node's share:
+  /// state/cluster_twin.hpp).
+  std::vector<std::string> compare_state(const std::function<bool(const std::string&)>& owns = {}) {
     std::vector<std::string> diffs;
     const int64_t now = server_time();
     std::set<std::string> keys;
     for (const auto& k : ks_.key_names())
-      if (ks_.peek(k, now)) keys.insert(k);
+      if (ks_.peek(k, now) && (!owns || owns(k))) keys.insert(k);
     auto all = side()("KEYS", "*");
     if (all.is_array())
-      for (const auto& k : all.elements()) keys.insert(k.str());
+      for (const auto& k : all.elements())
+        if (!owns || owns(k.str())) keys.insert(k.str());
     for (const auto& key : keys) {
       const model::Entry* e = ks_.peek(key, now);
       const Reply type = side()("TYPE", key);
@@ -701,71 +718,6 @@ class Twin {
   }
 
  private:
-  /// Deadlines of `key` in the model: "" for the key's own TTL, else one per field.
-  std::map<std::string, int64_t> deadlines(const std::string& key) const {
-    std::map<std::string, int64_t> out;
-    const model::Entry* e = ks_.raw(key);
-    if (!e) return out;
-    if (e->expire_ms) out[""] = *e->expire_ms;
-    if (e->is_hash())
-      for (const auto& [f, fld] : e->hash().fields)
-        if (fld.expire_ms) out["f:" + f] = *fld.expire_ms;
-    return out;
-  }
-
-  /// The server's deadline minus the model's for the first deadline of `key` the step changed
-  /// that differs and stays inside the step's TIME window: how many ms later than
-  /// `s.model_at_ms` the server ran the step (std::nullopt: none such).
-  std::optional<int64_t> server_deadline_shift(const std::string& key, const std::map<std::string, int64_t>& before,
-                                               const Step& s) {
-    const model::Entry* e = ks_.raw(key);
-    if (!e) return std::nullopt;
-    for (const auto& [k, v] : deadlines(key)) {
-      auto it = before.find(k);
-      if (it != before.end() && it->second == v) continue;
-      const Reply r = k.empty() ? side()("PEXPIRETIME", key) : side()("HPEXPIRETIME", key, "FIELDS", "1", k.substr(2));
-      const Reply& t = r.is_array() && r.size() == 1 ? r[0] : r;
-      if (!t.is_integer() || t.as_integer() < 0) continue;
-      const int64_t shift = t.as_integer() - v;  // 0 for an absolute deadline
-      if (shift != 0 && s.model_at_ms + shift >= s.before_ms && s.model_at_ms + shift <= s.after_ms) return shift;
-    }
-    return std::nullopt;
-  }
-
-  /// For each deadline of `key` the step changed in the model, reads the server's and adopts it
-  /// if it differs by no more than the step's window (see the file comment).
-  void adopt_server_deadlines(const std::string& key, const std::map<std::string, int64_t>& before, const Step& s) {
-    model::Entry* e = ks_.raw(key);
-    if (!e) return;
-    std::vector<std::string> fields;
-    bool key_ttl = false;
-    for (const auto& [k, v] : deadlines(key)) {
-      auto it = before.find(k);
-      if (it != before.end() && it->second == v) continue;
-      if (k.empty()) key_ttl = true;
-      else fields.push_back(k.substr(2));
-    }
-    if (fields.empty() && !key_ttl) return;
-    // The model set its deadlines at s.model_at_ms; the server's "now" was in [before, after].
-    const int64_t lo = s.before_ms - s.model_at_ms, hi = s.after_ms - s.model_at_ms + opt_.time_tolerance_ms;
-    auto adopt = [&](std::optional<int64_t>& mine, const Reply& theirs) {
-      if (!mine || !theirs.is_integer() || theirs.as_integer() < 0) return;
-      const int64_t t = theirs.as_integer();
-      if (t != *mine && t - *mine >= lo - opt_.time_tolerance_ms && t - *mine <= hi) mine = t;
-    };
-    if (key_ttl) adopt(e->expire_ms, side()("PEXPIRETIME", key));
-    if (!fields.empty() && e->is_hash()) {
-      Argv a{"HPEXPIRETIME", key, "FIELDS", std::to_string(fields.size())};
-      a.insert(a.end(), fields.begin(), fields.end());
-      const Reply r = side().call(a);
-      if (!r.is_array() || r.size() != fields.size()) return;
-      for (std::size_t i = 0; i < fields.size(); ++i) {
-        auto f = e->hash().fields.find(fields[i]);
-        if (f != e->hash().fields.end()) adopt(f->second.expire_ms, r[i]);
-      }
-    }
-  }
-
   /// A MULTI this twin sent: the marker published before it, the server time then, and what the
   /// server queued.
   struct Transaction {
@@ -780,7 +732,7 @@ class Twin {
   /// command-table arity, an unknown command: model/batch.hpp), which aborts the transaction.
   Step queue_step(Step s) {
     const Argv& argv = s.argv;
-    s.server = c_.call(argv);
+    s.server = c_->call(argv);
     s.before_ms = s.after_ms = tx_->before_ms;
     const bool known = !argv.empty() && model::is_modelled(argv[0], d_);
     if (!argv.empty() && model::upper(argv[0]) == "MULTI") {  // refused, the transaction goes on
@@ -810,8 +762,8 @@ class Twin {
   /// Listpack limits from CONFIG GET into the model; encoding checks stay off if refused.
   void read_limits() {
     try {
-      const Reply e = c_("CONFIG", "GET", "hash-max-listpack-entries");
-      const Reply v = c_("CONFIG", "GET", "hash-max-listpack-value");
+      const Reply e = (*c_)("CONFIG", "GET", "hash-max-listpack-entries");
+      const Reply v = (*c_)("CONFIG", "GET", "hash-max-listpack-value");
       if (e.is_array() && e.size() == 2 && v.is_array() && v.size() == 2) {
         ks_.limits().entries = std::stoull(e[1].str());
         ks_.limits().value = std::stoull(v[1].str());
@@ -822,7 +774,7 @@ class Twin {
     }
   }
 
-  resp::Client& c_;
+  resp::Client* c_;  ///< the server under test (use_connection() moves it to another node)
   model::Dialect d_;
   Options opt_;
   model::Keyspace ks_;
@@ -839,7 +791,7 @@ class Twin {
   std::unique_ptr<observe::Tracking> tracking_;
   model::TrackingModel tracking_model_;
   model::Invalidations tracking_stray_;  ///< invalidations outside commands, not yet compared
-  std::unique_ptr<resp::Client> side_;   ///< read-backs (side())
+  std::map<std::string, std::unique_ptr<resp::Client>> sides_;  ///< read-backs per server (side())
   std::set<std::string> script_strings_;  ///< strings a script wrote (valkey-script-string-not-int-encoded)
   std::set<std::string> hlen_unknown_;  ///< keys re-read after an unmodelled command
 };

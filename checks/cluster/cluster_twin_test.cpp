@@ -1,0 +1,68 @@
+// The cluster twin catches what it should, live on a kit-spawned cluster: a planted model bug is
+// found through the cluster client and shrunk; a field TTL removed on one node behind the model's
+// back is reported with that node; cluster_sequence() leaves out exactly the commands a cluster
+// cannot run as the model predicts.
+#include <catch2/catch_test_macros.hpp>
+
+#include <expirykit/catch2/cluster_fixture.hpp>
+#include <expirykit/state/cluster_property.hpp>
+
+using namespace expirykit;
+using catch2::ClusterFixture;
+using resp::Argv;
+using resp::Reply;
+
+TEST_CASE("cluster_sequence leaves out what a cluster cannot run as the model predicts", "[cluster]") {
+  const std::vector<Argv> in = {{"HSET", "h1", "a", "1"},
+                                {"MOVE", "h1", "1"},
+                                {"SWAPDB", "0", "1"},
+                                {"DBSIZE"},
+                                {"COPY", "h1", "h2", "DB", "1"},
+                                {"COPY", "h1", "h2"},  // kept: the server answers CROSSSLOT
+                                {"RESTORE", "h2", "0", "@dump:h1"},
+                                {"RESTORE", "{h1}x", "0", "@dump:h1"},
+                                model::sequence_eval({{"HGET", "h1", "a"}, {"HGET", "h2", "a"}}),
+                                model::sequence_eval({{"HGET", "h1", "a"}, {"HLEN", "h1"}})};
+  const auto [out, dropped] = state::cluster_sequence(in);
+  CHECK(dropped == 6);
+  REQUIRE(out.size() == 4);
+  CHECK(out[0][0] == "HSET");
+  CHECK(out[1] == Argv{"COPY", "h1", "h2"});
+  CHECK(out[2] == Argv{"RESTORE", "{h1}x", "0", "@dump:h1"});
+  CHECK(out[3][0] == "EVAL");
+}
+
+TEST_CASE_METHOD(ClusterFixture, "Cluster twin: a planted model bug is caught through the cluster and shrunk",
+                 "[cluster][harness]") {
+  auto& base = twin();
+  state::Twin::Options o = base.twin().options();
+  // The model answers HTTL one second too long: the property must catch it on some shard.
+  o.mutate_model_reply = [](const Argv& a, Reply& r) {
+    if (model::upper(a[0]) == "HTTL" && r.is_array())
+      for (auto& e : r.elements())
+        if (e.is_integer() && e.as_integer() > 0) e = Reply::integer(e.as_integer() + 1);
+  };
+  state::ClusterTwin t(client(), base.dialect(), o);
+  auto r = state::check_cluster_sequences(t, state::PropertyBudget{200, 40, 0, "planted"});
+  INFO(r.report);
+  REQUIRE_FALSE(r.ok);
+  CHECK(r.summary.find("HTTL") != std::string::npos);
+  CHECK(r.shrunk_len <= 16);  // a set-up prefix (<= 12 commands, it does not shrink) + HPEXPIRE, HTTL
+}
+
+TEST_CASE_METHOD(ClusterFixture, "Cluster twin: a TTL lost on one node is reported with that node", "[cluster]") {
+  auto& t = twin();
+  t.flushall();
+  for (const char* k : {"h1", "h2", "h3"}) {
+    REQUIRE(t.run({"HSET", k, "a", "1", "b", "2"}).ok);
+    REQUIRE(t.run({"HPEXPIRE", k, "600000", "FIELDS", "2", "a", "b"}).ok);
+  }
+  REQUIRE(t.compare_state().empty());
+  auto& c = client();
+  const std::string node = c.address_of(cluster::slot_of("h2"));
+  REQUIRE(c.connection(node)("HPERSIST", "h2", "FIELDS", 1, "b") == Reply::ints({1}));  // behind the model's back
+  const auto diffs = t.compare_state();
+  REQUIRE(diffs.size() == 1);
+  CHECK(diffs[0].rfind(node + ": h2", 0) == 0);
+  CHECK(diffs[0].find("b") != std::string::npos);
+}

@@ -1,0 +1,197 @@
+// expirykit/catch2/cluster_fixture.hpp: a cluster for each Catch2 v3 test.
+//
+//   TEST_CASE_METHOD(expirykit::catch2::ClusterFixture, "a field TTL on every shard") {
+//     auto& c = client();                              // cluster::Client, every primary flushed
+//     c("HSETEX", "user:1", "PX", 60000, "FIELDS", 1, "tok", "x");
+//     CHECK(c("HTTL", "user:1", "FIELDS", 1, "tok") == Reply::ints({60}));
+//     auto r = state::run_cluster_sequence(twin(),      // flushes, runs both sides, compares
+//                                          {{"HSETEX", "u:2", "PX", "5000", "FIELDS", "1", "t", "x"},
+//                                           {"HTTL", "u:2", "FIELDS", "1", "t"}});
+//     CHECK(r.ok);
+//   }
+//
+// The tests of one test binary share one process::Cluster: 3 primaries with 1 replica each
+// (EXPIRYKIT_CLUSTER_SHAPE="<primaries>x<replicas>" changes it), the binary ServerFixture would
+// use (EXPIRYKIT_SERVER or the provisioned default). The first cluster() or client() call of a
+// test waits until the nodes agree on one slot map (process::Cluster::wait_agreed(), so a test
+// that resharded or failed over leaves a settled cluster to the next); client() then sends
+// FLUSHALL SYNC and DEBUG SET-ACTIVE-EXPIRE 1 to every primary (state::ClusterTwin::flushall()
+// also to the replicas). After each test the fixture checks that every node still answers PING:
+// a crash fails that test with the crash report and the next test gets a new cluster.
+// External mode: EXPIRYKIT_CLUSTER_SEED=host:port names a running cluster instead; client() and
+// twin() use it (flushing its primaries!), and cluster() SKIPs, so tests that reshard or fail
+// over through process::Cluster are skipped there.
+#pragma once
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <expirykit/catch2/fixture.hpp>
+#include <expirykit/env.hpp>
+#include <expirykit/cluster/client.hpp>
+#include <expirykit/model/model.hpp>
+#include <expirykit/process/cluster.hpp>
+#include <expirykit/server/identity.hpp>
+#include <expirykit/state/cluster_twin.hpp>
+
+namespace expirykit::catch2 {
+
+namespace detail {
+inline bool node_answers(process::Server& s) {
+  try {
+    return s.running() && s.client({std::chrono::milliseconds(1000), std::chrono::milliseconds(5000)})("PING").is_status();
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+inline std::unique_ptr<process::Cluster>& shared_cluster_slot() {
+  static std::unique_ptr<process::Cluster> cl;
+  return cl;
+}
+/// EXPIRYKIT_CLUSTER_SHAPE ("3x1": 3 primaries, 1 replica each; digits only, 1-99 primaries,
+/// 0-9 replicas), default 3x1. Throws std::invalid_argument naming the variable on another form.
+inline process::ClusterOptions cluster_shape() {
+  process::ClusterOptions o;
+  o.primaries = 3;
+  o.replicas = 1;
+  if (const auto s = env::get("EXPIRYKIT_CLUSTER_SHAPE")) {
+    const auto x = s->find('x');
+    const auto digits = [](const std::string& t, std::size_t max_len) {
+      return !t.empty() && t.size() <= max_len && t.find_first_not_of("0123456789") == std::string::npos;
+    };
+    if (x == std::string::npos || !digits(s->substr(0, x), 2) || !digits(s->substr(x + 1), 1) ||
+        std::stoi(s->substr(0, x)) < 1)
+      throw std::invalid_argument("EXPIRYKIT_CLUSTER_SHAPE='" + *s +
+                                  "': expected <primaries>x<replicas per primary> with 1-99 primaries and 0-9 "
+                                  "replicas each, e.g. 3x1");
+    o.primaries = std::stoi(s->substr(0, x));
+    o.replicas = std::stoi(s->substr(x + 1));
+  }
+  return o;
+}
+/// EXPIRYKIT_CLUSTER_SEED split into host and port; nullopt when unset. Throws
+/// std::invalid_argument when it is not host:port.
+inline std::optional<std::pair<std::string, int>> cluster_seed() {
+  const auto s = env::get("EXPIRYKIT_CLUSTER_SEED");
+  if (!s) return std::nullopt;
+  const std::string& v = *s;
+  const auto colon = v.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == v.size() ||
+      v.find_first_not_of("0123456789", colon + 1) != std::string::npos || v.size() - colon > 6 ||
+      std::stoi(v.substr(colon + 1)) < 1 || std::stoi(v.substr(colon + 1)) > 65535)
+    throw std::invalid_argument("EXPIRYKIT_CLUSTER_SEED='" + v + "': expected host:port (port 1-65535) of a cluster node");
+  return std::make_pair(v.substr(0, colon), std::stoi(v.substr(colon + 1)));
+}
+}  // namespace detail
+
+class ClusterFixture {
+ public:
+  ClusterFixture() = default;
+  ClusterFixture(const ClusterFixture&) = delete;
+  ClusterFixture& operator=(const ClusterFixture&) = delete;
+  /// Fails the test (without throwing) if a node of the shared cluster died or hangs; the next
+  /// test then gets a new cluster.
+  ~ClusterFixture() {
+    auto& slot = detail::shared_cluster_slot();
+    if (!cl_ || cl_ != slot.get()) return;
+    for (process::Server* s : slot->nodes()) {
+      if (detail::node_answers(*s)) continue;
+      std::string why;
+      try {
+        s->check_alive();
+        why = "stopped answering PING during this test\n" + s->log_tail();
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      FAIL_CHECK("cluster node " << s->address() << " " << why);
+      slot.reset();
+      return;
+    }
+  }
+
+ protected:
+  /// The shared cluster the kit spawned, settled (wait_agreed()). SKIPs in external mode.
+  process::Cluster& cluster() {
+    if (cl_) return *cl_;
+    skip_if_external();
+    auto& slot = detail::shared_cluster_slot();
+    if (!slot) slot = std::make_unique<process::Cluster>(detail::cluster_shape());
+    cl_ = slot.get();
+    cl_->wait_agreed();
+    return *cl_;
+  }
+  /// A cluster client for this test, every primary flushed (FLUSHALL SYNC) with active expiry on.
+  cluster::Client& client() {
+    if (client_) return *client_;
+    if (const auto seed = detail::cluster_seed()) {
+      client_ = std::make_unique<cluster::Client>(seed->first, seed->second);
+    } else {
+      auto& cl = cluster();
+      client_ = std::make_unique<cluster::Client>(cl.seed_host(), cl.seed_port());
+    }
+    for (const auto& a : client_->primaries()) {
+      auto& n = client_->connection(a);
+      const auto r = n("FLUSHALL", "SYNC");
+      if (r.is_error()) FAIL("FLUSHALL SYNC on the primary " << a << " failed: " << r);
+      n("DEBUG", "SET-ACTIVE-EXPIRE", "1");
+    }
+    return *client_;
+  }
+  /// Flavor, version and capabilities of the first primary.
+  const server::Identity& identity() {
+    if (!identity_) {
+      identity_ = server::Identity::probe(client().connection(client().primaries().front()));
+      detail::last_server_identity() = identity_->to_string();
+    }
+    return *identity_;
+  }
+  /// SKIPs on a server without hash field TTLs ("not supported by valkey 8.0.1: ..."), as
+  /// ServerFixture::require_field_ttl() does.
+  void require_field_ttl() {
+    if (!identity().caps.field_ttl()) SKIP("not supported by " << identity().to_string() << ": hash field TTLs (HEXPIRE)");
+  }
+  /// SKIPs on a server without atomic slot migration (CLUSTER MIGRATESLOTS: Valkey 9.0+,
+  /// valkey.io/commands/cluster-migrateslots).
+  void require_atomic_slot_migration() {
+    const auto& id = identity();
+    if (!(id.flavor == server::Flavor::valkey && id.version.major >= 9))
+      SKIP("not supported by " << id.to_string() << ": atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0+)");
+  }
+  /// The model twin of the cluster (state::ClusterTwin over client()). SKIPs on a server
+  /// without a model dialect.
+  state::ClusterTwin& twin() {
+    if (!twin_) {
+      const auto& id = identity();
+      auto d = model::Dialect::for_server(server::to_string(id.flavor), id.version.major, id.version.minor);
+      if (!d) SKIP("not supported by " << id.to_string() << ": no model dialect (no hash field TTLs)");
+      state::Twin::Options o;
+      o.server = id;  // known issues of this server are excused and named
+      twin_ = std::make_unique<state::ClusterTwin>(client(), *d, o);
+    }
+    return *twin_;
+  }
+  /// A cluster of this test's own (another shape, config or binary). SKIPs in external mode.
+  std::unique_ptr<process::Cluster> fresh_cluster(process::ClusterOptions opts = detail::cluster_shape()) {
+    skip_if_external();
+    return std::make_unique<process::Cluster>(std::move(opts));
+  }
+
+ private:
+  static void skip_if_external() {
+    if (detail::cluster_seed()) SKIP("needs a cluster the kit spawns; EXPIRYKIT_CLUSTER_SEED names an external one");
+    if (env::get("EXPIRYKIT_SERVER_ADDR"))
+      SKIP("needs a cluster; EXPIRYKIT_SERVER_ADDR names one external server (set EXPIRYKIT_CLUSTER_SEED for an external cluster)");
+  }
+
+  process::Cluster* cl_ = nullptr;
+  std::unique_ptr<cluster::Client> client_;
+  std::optional<server::Identity> identity_;
+  std::unique_ptr<state::ClusterTwin> twin_;
+};
+
+}  // namespace expirykit::catch2

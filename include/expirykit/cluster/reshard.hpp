@@ -1,0 +1,174 @@
+// expirykit/cluster/reshard.hpp: moving hash slots between primaries, the two ways a cluster
+// offers, driven through a cluster::Client (works on a kit-spawned or an external cluster).
+//
+//   cluster::move_slot_legacy(c, slot, "127.0.0.1:7001");       // SETSLOT + MIGRATE, both servers
+//   cluster::move_slots_atomic(c, first, last, "127.0.0.1:7001"); // CLUSTER MIGRATESLOTS, Valkey 9
+//
+// Legacy (valkey.io/topics/cluster-spec, "Live resharding"): CLUSTER SETSLOT <slot> IMPORTING
+// <source id> on the target, SETSLOT MIGRATING <target id> on the source, then CLUSTER
+// GETKEYSINSLOT and MIGRATE <host> <port> "" 0 <timeout> KEYS ... in batches until the slot is
+// empty on the source, then SETSLOT NODE <target id> on the target, the source and every other
+// primary. LegacyMove::while_importing runs after the keys moved and before the slot is handed
+// over (the target holds them while the slot is still IMPORTING).
+// Atomic (valkey.io/commands/cluster-migrateslots, Valkey 9.0+): CLUSTER MIGRATESLOTS SLOTSRANGE
+// <first> <last> NODE <target id> on the source, then CLUSTER GETSLOTMIGRATIONS on the source
+// until the job it started (one not listed before) has "state" "success" (live states on 9.1.2: waiting-to-snapshot,
+// reading-establish-response, failover-granted, success; "failed" and "cancelled" end it too).
+// Both re-read the client's slot map at the end, until it names the target. The other nodes (replicas) learn the new owner
+// by gossip: process::Cluster::wait_agreed() waits for that.
+// Throws std::runtime_error naming the command and reply that failed, or the job's last state
+// after `timeout`; resp::ConnectionError as the client does.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <expirykit/cluster/client.hpp>
+
+namespace expirykit::cluster {
+
+/// What a move did.
+struct MoveReport {
+  std::string source, target;  ///< "host:port" of both primaries
+  long keys = 0;               ///< keys moved (legacy: MIGRATEd; atomic: the slots' keys on the source before)
+  double seconds = 0;          ///< wall-clock time of the move
+};
+
+struct LegacyMove {
+  /// Keys per MIGRATE command.
+  int batch = 100;
+  /// MIGRATE's timeout (ms).
+  int migrate_timeout_ms = 5000;
+  /// Runs when every key is on the target and the slot is still IMPORTING there and MIGRATING
+  /// on the source. Empty: nothing.
+  std::function<void()> while_importing;
+};
+
+namespace detail {
+inline std::string node_id(Client& c, const std::string& address) {
+  const Reply r = c.connection(address)("CLUSTER", "MYID");
+  if (!r.is_string()) throw std::runtime_error(address + ": CLUSTER MYID answered " + r.to_string());
+  return r.str();
+}
+inline void expect_ok(const Reply& r, const std::string& what) {
+  if (r != Reply::ok()) throw std::runtime_error(what + " answered " + r.to_string());
+}
+/// Re-reads the client's slot map until it names `target` for `slot` (the seed node may learn
+/// the new owner a gossip round later).
+inline void await_owner(Client& c, int slot, const std::string& target, std::chrono::milliseconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    c.refresh();
+    if (c.address_of(slot) == target) return;
+    if (std::chrono::steady_clock::now() > until)
+      throw std::runtime_error("slot " + std::to_string(slot) + " still served by " + c.address_of(slot) +
+                               " in the client's map, not " + target + ", after " + std::to_string(timeout.count()) + " ms");
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+}  // namespace detail
+
+/// Moves `slot` from its primary to the primary at `target` ("host:port") the legacy way (see
+/// the file comment). A slot already served by `target` is left alone (keys 0).
+inline MoveReport move_slot_legacy(Client& c, int slot, const std::string& target, LegacyMove o = {}) {
+  const auto t0 = std::chrono::steady_clock::now();
+  c.refresh();
+  MoveReport rep{c.address_of(slot), target, 0, 0};
+  if (rep.source == target) return rep;
+  const std::string src_id = detail::node_id(c, rep.source), dst_id = detail::node_id(c, target);
+  auto& src = c.connection(rep.source);
+  auto& dst = c.connection(target);
+  const std::string at = " (slot " + std::to_string(slot) + ", " + rep.source + " -> " + target + ")";
+  detail::expect_ok(dst("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id), target + ": CLUSTER SETSLOT IMPORTING" + at);
+  detail::expect_ok(src("CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id), rep.source + ": CLUSTER SETSLOT MIGRATING" + at);
+  const auto colon = target.rfind(':');
+  for (;;) {
+    const Reply keys = src("CLUSTER", "GETKEYSINSLOT", slot, o.batch);
+    if (!keys.is_array()) throw std::runtime_error(rep.source + ": CLUSTER GETKEYSINSLOT answered " + keys.to_string() + at);
+    if (keys.size() == 0) break;
+    Argv m{"MIGRATE", target.substr(0, colon), target.substr(colon + 1), "", "0", std::to_string(o.migrate_timeout_ms), "KEYS"};
+    for (const auto& k : keys.elements()) m.push_back(k.str());
+    const Reply r = src.call(m);
+    if (r != Reply::ok()) throw std::runtime_error(rep.source + ": " + resp::cli_line(m) + " answered " + r.to_string() + at);
+    rep.keys += static_cast<long>(keys.size());
+  }
+  if (o.while_importing) o.while_importing();
+  detail::expect_ok(dst("CLUSTER", "SETSLOT", slot, "NODE", dst_id), target + ": CLUSTER SETSLOT NODE" + at);
+  detail::expect_ok(src("CLUSTER", "SETSLOT", slot, "NODE", dst_id), rep.source + ": CLUSTER SETSLOT NODE" + at);
+  for (const auto& p : c.primaries())
+    if (p != rep.source && p != target)
+      detail::expect_ok(c.connection(p)("CLUSTER", "SETSLOT", slot, "NODE", dst_id), p + ": CLUSTER SETSLOT NODE" + at);
+  detail::await_owner(c, slot, target, std::chrono::seconds(30));
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
+}
+
+/// Moves slots `first`..`last` (all served by one primary) to the primary at `target` with
+/// atomic slot migration (see the file comment); waits up to `timeout` for the job. Throws
+/// std::runtime_error on a server without CLUSTER MIGRATESLOTS (the reply names it), a job that
+/// fails, or one still running after `timeout`.
+inline MoveReport move_slots_atomic(Client& c, int first, int last, const std::string& target,
+                                    std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+  const auto t0 = std::chrono::steady_clock::now();
+  c.refresh();
+  MoveReport rep{c.address_of(first), target, 0, 0};
+  if (rep.source == target) return rep;
+  const std::string dst_id = detail::node_id(c, target);
+  auto& src = c.connection(rep.source);
+  const std::string range = std::to_string(first) + "-" + std::to_string(last);
+  const std::string at = " (slots " + range + ", " + rep.source + " -> " + target + ")";
+  long before = 0;
+  for (int s = first; s <= last; ++s) before += src("CLUSTER", "COUNTKEYSINSLOT", s).as_integer();
+  // The jobs listed before ours (an earlier move of the same range stays listed as "success").
+  struct Job {
+    std::string name, ranges, state;
+  };
+  const auto list_jobs = [&] {
+    std::vector<Job> out;
+    const Reply jobs = src("CLUSTER", "GETSLOTMIGRATIONS");
+    if (jobs.is_array())
+      for (const auto& job : jobs.elements()) {
+        if (!job.is_array()) continue;
+        Job j;
+        std::string msg;
+        for (std::size_t i = 0; i + 1 < job.size(); i += 2) {
+          if (!job[i].is_string() || !job[i + 1].is_string()) continue;
+          if (job[i].str() == "name") j.name = job[i + 1].str();
+          if (job[i].str() == "slot_ranges") j.ranges = job[i + 1].str();
+          if (job[i].str() == "state") j.state = job[i + 1].str();
+          if (job[i].str() == "message") msg = job[i + 1].str();
+        }
+        if (!msg.empty()) j.state += " (" + msg + ")";
+        out.push_back(std::move(j));
+      }
+    return out;
+  };
+  std::vector<std::string> old_names;
+  for (const auto& j : list_jobs()) old_names.push_back(j.name);
+  detail::expect_ok(src("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", first, last, "NODE", dst_id),
+                    rep.source + ": CLUSTER MIGRATESLOTS" + at);
+  std::string state = "(not listed)";
+  for (;;) {
+    state = "(not listed)";
+    for (const auto& j : list_jobs())
+      if (std::find(old_names.begin(), old_names.end(), j.name) == old_names.end()) state = j.state;
+    if (state.rfind("success", 0) == 0) break;
+    if (state.rfind("failed", 0) == 0 || state.rfind("cancelled", 0) == 0)
+      throw std::runtime_error(rep.source + ": the atomic slot migration " + state + at);
+    if (std::chrono::steady_clock::now() - t0 > timeout)
+      throw std::runtime_error(rep.source + ": the atomic slot migration is still " + state + " after " +
+                               std::to_string(timeout.count()) + " ms" + at);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  detail::await_owner(c, first, target, timeout);
+  rep.keys = before;
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return rep;
+}
+
+}  // namespace expirykit::cluster

@@ -1,0 +1,64 @@
+// expirykit/state/cluster_property.hpp: the main property on a cluster: gen::property_sequence
+// (the sequences of suites/properties), minus what a cluster cannot run (cluster_sequence()),
+// through a ClusterTwin: replies, CROSSSLOT / EXECABORT for commands and transactions that name
+// several slots, and every primary's state after each sequence. The keys h1, h2, h3 and s1 of
+// the generators lie in different slots (checks/cluster/slot_test.cpp), so a 3-primary cluster
+// spreads every sequence over its shards.
+//
+//   state::check_cluster_sequences(twin, budget);                  // sequences only
+//   state::check_cluster_sequences(twin, budget, "reshard", [&](state::ClusterTwin& t) {
+//     return move_the_slot_of_some_key(t);                          // a description for the report
+//   });
+//
+// With a `disturb` callable, every case runs it once at a drawn point of its sequence (before a
+// drawn command, at the top level): a reshard or a failover while the sequence's fields hold far,
+// short and already-expired TTLs; the description it returns is printed in the report's script.
+// Budget and replay as check_sequences() (state/property.hpp); `cells` stay empty.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include <expirykit/gen/commands.hpp>
+#include <expirykit/state/cluster_twin.hpp>
+#include <expirykit/state/property.hpp>
+
+namespace expirykit::state {
+
+inline PropertyResult check_cluster_sequences(ClusterTwin& twin, PropertyBudget budget = {}, const std::string& what = {},
+                                              std::function<std::string(ClusterTwin&)> disturb = {}) {
+  const model::Dialect d = twin.dialect();
+  const std::string name = "model and a " + d.name + " cluster agree on random sequences" + (what.empty() ? "" : " (" + what + ")");
+  return check_cases(name, budget, [&] {
+    auto [cmds, dropped] = cluster_sequence(*gen::property_sequence(d, budget.max_len));
+    twin.routing().dropped += dropped;
+    if (!disturb) return run_cluster_sequence(twin, cmds);
+    // Where it may happen: before a command at the top level (not inside a MULTI block), or at the end.
+    std::vector<std::size_t> points;
+    bool in_block = false;
+    for (std::size_t i = 0; i < cmds.size(); ++i) {
+      const std::string u = cmds[i].empty() ? std::string() : model::upper(cmds[i][0]);
+      if (!in_block) points.push_back(i);
+      if (u == "MULTI") in_block = true;
+      else if (u == "EXEC" || u == "DISCARD") in_block = false;
+    }
+    points.push_back(cmds.size());
+    const std::size_t at = *rc::gen::elementOf(points);
+    auto res = run_cluster_sequence(twin, cmds, [&](std::size_t i) {
+      if (i == at) twin.topology_changed(disturb(twin));
+    });
+    if (at >= cmds.size() && res.ok) {  // after the last command: disturb, then compare again
+      twin.topology_changed(disturb(twin));
+      const auto diffs = twin.compare_state();
+      if (!diffs.empty()) {
+        res.ok = false;
+        res.summary = "state differs after " + twin.history().back().step.argv.front() + ": " + diffs.front();
+        res.report = res.summary + "\n";
+        for (const auto& x : diffs) res.report += "  " + x + "\n";
+      }
+    }
+    return res;
+  });
+}
+
+}  // namespace expirykit::state

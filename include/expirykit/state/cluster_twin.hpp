@@ -1,0 +1,340 @@
+// expirykit/state/cluster_twin.hpp: the model and a live cluster side by side. One model holds
+// the keys of every node; each command runs, through a state::Twin, on the primary serving its
+// keys' slot.
+//
+//   process::Cluster cl({.primaries = 3});
+//   cluster::Client c(cl.seed_host(), cl.seed_port());
+//   state::ClusterTwin twin(c, *model::Dialect::for_server("valkey", 9, 1));
+//   auto r = state::run_cluster_sequence(twin, {{"HSETEX", "h1", "PX", "5000", "FIELDS", "1", "a", "1"},
+//                                               {"COPY", "h1", "h2"}});   // h1, h2: two slots
+//   // r.ok: the HSETEX agreed with the model, the COPY got the server's CROSSSLOT error
+//
+// Per command (cluster_sequence() first drops what a cluster cannot run, see there):
+//  - keys in one slot: Twin::use_connection(that slot's primary), then Twin::run(): the same
+//    TIME window, exact reply, deadline adoption and known-issue checks as on one server;
+//  - keys in several slots: sent as is to the first key's primary; the step passes when the
+//    reply is the CROSSSLOT error (valkey.io/topics/cluster-spec, "Keys distribution model":
+//    multi-key operations need all keys in one slot), and the model is not changed;
+//  - a MULTI ... EXEC/DISCARD block is routed as a whole: to its one slot's primary through the
+//    twin, or, when its commands name several slots, sent raw to the first key's primary where
+//    EXEC must refuse it: EXECABORT when a queued command was refused (MOVED: its key lives on
+//    another primary), CROSSSLOT when all keys live on this primary in different slots (the
+//    commands are QUEUED and EXEC checks them: live on Valkey 9.1.2 and Redis 8.0.6);
+//  - FLUSHALL / FLUSHDB go to every primary, DEBUG SET-ACTIVE-EXPIRE to every node (the twin runs
+//    them on the first primary); other keyless commands (DEBUG SLEEP) to the primary last used.
+// compare_state() compares each primary's keys with the model's keys of that primary's slots.
+// Events, tracking and INFO counters are not observed here (each lives on one connection).
+// Throws what state::Twin and cluster::Client throw.
+#pragma once
+
+#include <functional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <expirykit/cluster/client.hpp>
+#include <expirykit/cluster/slot.hpp>
+#include <expirykit/model/batch.hpp>
+#include <expirykit/state/sequence.hpp>
+#include <expirykit/state/twin.hpp>
+
+namespace expirykit::state {
+
+/// Counts of how ClusterTwin routed the commands of its sequences.
+struct ClusterRouting {
+  long one_slot = 0;     ///< commands and blocks run through the twin on one slot's primary
+  long crossslot = 0;    ///< multi-slot commands answered CROSSSLOT as expected
+  long execabort = 0;    ///< multi-slot transactions refused by EXEC (EXECABORT or CROSSSLOT)
+  long broadcast = 0;    ///< FLUSHALL / FLUSHDB (every primary), DEBUG SET-ACTIVE-EXPIRE (every node)
+  long dropped = 0;      ///< commands cluster_sequence() left out
+};
+
+/// `cmds` without what a cluster cannot run as the model predicts, with the number left out:
+/// MOVE, SWAPDB, SELECT, COPY ... DB (one database per node on Redis Cluster; valkey.io/topics/
+/// cluster-spec), DBSIZE, RANDOMKEY, KEYS and SCAN (per node, not per cluster), the sequence
+/// script or function whose commands name several slots (the script reaches keys through ARGV),
+/// and RESTORE of a `@dump:<src>` payload from another slot than its key's.
+inline std::pair<std::vector<Argv>, long> cluster_sequence(const std::vector<Argv>& cmds) {
+  std::vector<Argv> out;
+  long dropped = 0;
+  auto slot_set = [](const std::vector<Argv>& batch) {
+    std::set<int> s;
+    for (const auto& c : batch)
+      for (const auto& k : keys_of(c)) s.insert(cluster::slot_of(k));
+    return s;
+  };
+  for (const auto& c : cmds) {
+    const std::string u = c.empty() ? std::string() : model::upper(c[0]);
+    bool drop = u == "MOVE" || u == "SWAPDB" || u == "SELECT" || u == "DBSIZE" || u == "RANDOMKEY" || u == "KEYS" ||
+                u == "SCAN";
+    if (u == "COPY")
+      for (std::size_t i = 3; i < c.size(); ++i)
+        if (model::upper(c[i]) == "DB") drop = true;
+    if (u == "EVAL" || u == "FCALL")
+      if (const auto batch = model::sequence_eval_commands(c)) drop = slot_set(*batch).size() > 1;
+    if (u == "RESTORE" && c.size() > 3 && c[3].rfind(Twin::dump_ref, 0) == 0)
+      drop = cluster::slot_of(c[3].substr(std::string(Twin::dump_ref).size())) != cluster::slot_of(c[1]);
+    if (drop) ++dropped;
+    else out.push_back(c);
+  }
+  return {std::move(out), dropped};
+}
+
+class ClusterTwin {
+ public:
+  /// A step with the primary it ran on ("host:port").
+  struct NodeStep {
+    std::string node;
+    Step step;
+  };
+
+  /// The twin starts on the first primary of `c`'s slot map; Twin::Options as for one server.
+  ClusterTwin(cluster::Client& c, model::Dialect d, Twin::Options o = {})
+      : c_(c), twin_(c.connection(c.primaries().front()), std::move(d), std::move(o)) {}
+
+  Twin& twin() { return twin_; }
+  cluster::Client& client() { return c_; }
+  model::Keyspace& model() { return twin_.model(); }
+  const model::Dialect& dialect() const { return twin_.dialect(); }
+  const std::vector<NodeStep>& history() const { return history_; }
+  ClusterRouting& routing() { return routing_; }
+
+  /// FLUSHALL SYNC on every primary, DEBUG SET-ACTIVE-EXPIRE 1 on every node, the slot map re-read, an
+  /// empty model and history: a fresh start for a sequence.
+  void flushall() {
+    c_.refresh();
+    for (const auto& a : c_.primaries()) c_.connection(a)("FLUSHALL", "SYNC");
+    set_active_expire(true);
+    twin_.use_connection(c_.connection(c_.primaries().front()));
+    twin_.flushall();
+    history_.clear();
+  }
+
+  /// DEBUG SET-ACTIVE-EXPIRE on every node, replicas included (a replica promoted by a failover
+  /// then keeps the primaries' setting).
+  void set_active_expire(bool on) {
+    for (const auto& a : c_.all_nodes()) c_.connection(a)("DEBUG", "SET-ACTIVE-EXPIRE", on ? "1" : "0");
+  }
+  /// After a reshard of `slots`: their keys travelled as DUMP payloads (MIGRATE, or the atomic
+  /// migration's snapshot) and were loaded on the target, so the model's hashes there take the
+  /// encoding a load gives (model/context.hpp loaded_encoding). Found live on Valkey 9.1.2: a
+  /// small hash that a field TTL made hashtable, then HPERSIST left without TTLs, arrives as
+  /// listpack (the property in suites/cluster/properties.cpp, seed 14570992002954383097).
+  void slots_moved(const std::set<int>& slots) {
+    auto& ks = twin_.model();
+    for (const auto& k : ks.key_names())
+      if (slots.count(cluster::slot_of(k)))
+        if (auto* e = ks.raw(k); e && e->is_hash())
+          e->hash().encoding = model::loaded_encoding(twin_.dialect(), e->hash(), ks.limits());
+  }
+  /// After a failover of the primary serving `slots`: the promoted replica built its hashes by
+  /// applying the old primary's replication stream, which can leave another encoding than the
+  /// primary's for the same data (found live on Valkey 9.1.2 by the failover property: a hash whose
+  /// fields all expired, then were overwritten by HSETEX KEEPTTL, stays hashtable on the primary;
+  /// the stream carries the expired fields' deletion, the replica drops the empty key and the
+  /// HSETEX makes a new listpack). Encoding is not part of the commands' documented semantics, so
+  /// the model adopts the new primary's OBJECT ENCODING of those hashes; values, HLEN and every
+  /// deadline are still compared.
+  void failed_over(const std::set<int>& slots) {
+    c_.refresh();
+    auto& ks = twin_.model();
+    for (const auto& k : ks.key_names()) {
+      if (!slots.count(cluster::slot_of(k))) continue;
+      auto* e = ks.raw(k);
+      if (!e || !e->is_hash()) continue;
+      const Reply enc = c_.node_for_slot(cluster::slot_of(k))("OBJECT", "ENCODING", k);
+      if (!enc.is_string()) continue;
+      for (auto x : {model::Encoding::listpack, model::Encoding::listpackex, model::Encoding::hashtable})
+        if (enc.str() == model::to_string(x)) e->hash().encoding = x;
+    }
+  }
+  /// After a reshard or failover: re-reads the slot map (commands then go to the new owners) and
+  /// records `what` in the history, where the report's script shows it as a comment.
+  void topology_changed(const std::string& what) {
+    c_.refresh();
+    Step s;
+    s.argv = {what};
+    s.ok = true;
+    history_.push_back({"topology", std::move(s)});
+  }
+
+  /// Runs one command (not MULTI: run_block()) as the file comment says; records it.
+  Step run(const Argv& argv) {
+    const std::string u = argv.empty() ? std::string() : model::upper(argv[0]);
+    if (u == "MULTI") throw std::logic_error("ClusterTwin::run(MULTI): run the whole block with run_block()");
+    const auto slots = slots_of({argv});
+    if (slots.empty()) {
+      const bool everywhere = u == "FLUSHALL" || u == "FLUSHDB" ||
+                              (u == "DEBUG" && argv.size() > 1 && model::upper(argv[1]) == "SET-ACTIVE-EXPIRE");
+      if (everywhere) {
+        ++routing_.broadcast;
+        twin_.use_connection(c_.connection(c_.primaries().front()));
+        const bool debug = u == "DEBUG";  // to replicas too: set_active_expire()
+        for (const auto& a : debug ? c_.all_nodes() : c_.primaries())
+          if (a != c_.primaries().front()) c_.connection(a).call(argv);
+      }
+      return record(twin_.run(argv));
+    }
+    if (slots.size() == 1) {
+      ++routing_.one_slot;
+      twin_.use_connection(c_.node_for_slot(*slots.begin()));
+      return record(twin_.run(argv));
+    }
+    Step s;
+    s.argv = argv;
+    auto& node = c_.node_for_slot(first_slot({argv}));
+    s.server = node.call(argv);
+    s.model = Reply::status("(cluster: a CROSSSLOT error)");
+    s.ok = s.server.is_error_starting("CROSSSLOT");
+    if (s.ok) ++routing_.crossslot;
+    return record(std::move(s), node.address());
+  }
+
+  /// Runs a MULTI ... EXEC/DISCARD block (the last command may be missing: then DISCARD is
+  /// added) as the file comment says; one Step per command.
+  std::vector<Step> run_block(std::vector<Argv> block) {
+    std::vector<Step> out;
+    if (block.empty()) return out;
+    const std::string last = model::upper(block.back()[0]);
+    if (block.size() < 2 || (last != "EXEC" && last != "DISCARD")) block.push_back({"DISCARD"});
+    const auto slots = slots_of(block);
+    if (slots.size() <= 1) {
+      ++routing_.one_slot;
+      if (!slots.empty()) twin_.use_connection(c_.node_for_slot(*slots.begin()));
+      for (const auto& c : block) out.push_back(record(twin_.run(c)));
+      return out;
+    }
+    auto& node = c_.node_for_slot(first_slot(block));
+    const auto replies = node.pipeline(block);
+    for (std::size_t i = 0; i < block.size(); ++i) {
+      Step s;
+      s.argv = block[i];
+      s.server = replies[i];
+      const std::string u = model::upper(block[i][0]);
+      if (u == "EXEC") {
+        s.model = Reply::status("(cluster: EXECABORT or CROSSSLOT, the block names several slots)");
+        s.ok = s.server.is_error_starting("EXECABORT") || s.server.is_error_starting("CROSSSLOT");
+        if (s.ok) ++routing_.execabort;
+      } else {
+        s.model = Reply::status("(cluster: any reply, the block names several slots)");
+        s.ok = true;
+      }
+      out.push_back(record(std::move(s), node.address()));
+    }
+    return out;
+  }
+
+  /// Every primary's keys against the model's keys of that primary's slots (Twin::compare_state
+  /// per node); one line per difference, prefixed with the node.
+  std::vector<std::string> compare_state() {
+    std::vector<std::string> diffs;
+    for (const auto& a : c_.primaries()) {
+      twin_.use_connection(c_.connection(a));
+      for (auto& d : twin_.compare_state([&](const std::string& k) { return c_.address_of(cluster::slot_of(k)) == a; }))
+        diffs.push_back(a + ": " + d);
+    }
+    return diffs;
+  }
+
+ private:
+  /// The distinct slots of the keys the commands name (COMMAND INFO / GETKEYS through the
+  /// cluster client; the sequence script's commands for EVAL/FCALL of it).
+  std::set<int> slots_of(const std::vector<Argv>& cmds) {
+    std::set<int> s;
+    for (const auto& c : cmds) {
+      const std::string u = c.empty() ? std::string() : model::upper(c[0]);
+      if (u == "EVAL" || u == "FCALL") {
+        if (const auto batch = model::sequence_eval_commands(c)) {
+          for (const auto& inner : *batch)
+            for (const auto& k : c_.keys_of(inner)) s.insert(cluster::slot_of(k));
+          continue;
+        }
+      }
+      for (const auto& k : c_.keys_of(c)) s.insert(cluster::slot_of(k));
+    }
+    return s;
+  }
+  int first_slot(const std::vector<Argv>& cmds) {
+    for (const auto& c : cmds)
+      for (const auto& k : c_.keys_of(c)) return cluster::slot_of(k);
+    return 0;
+  }
+  Step record(Step s, std::string node = {}) {
+    history_.push_back({node.empty() ? twin_.client().address() : std::move(node), s});
+    return s;
+  }
+
+  cluster::Client& c_;
+  Twin twin_;
+  std::vector<NodeStep> history_;
+  ClusterRouting routing_;
+};
+
+/// run_sequence() for a cluster: flushes every primary, runs `cmds` (cluster_sequence() is the
+/// caller's: commands it would drop are run and may fail), blocks whole, then compares the state
+/// of every primary. The report's script names the primary of every command and replays with
+/// `valkey-cli -c` / `redis-cli -c`.
+/// `between(i)`, when set, runs before the i-th top-level command or block (a reshard or a
+/// failover in the middle of a sequence: state/cluster_property.hpp); it may throw.
+inline SequenceResult run_cluster_sequence(ClusterTwin& twin, const std::vector<Argv>& cmds,
+                                           const std::function<void(std::size_t)>& between = {}) {
+  SequenceResult res;
+  twin.flushall();
+  std::string failure;
+  std::set<std::string> involved;
+  auto note = [&](const Step& s) {
+    ++res.steps;
+    if (!s.known_issue.empty()) res.known_issues[s.known_issue] = 1;
+    for (auto& k : twin.client().keys_of(s.argv)) involved.insert(k);
+    if (!s.ok && failure.empty()) {
+      failure = "first mismatch at command " + std::to_string(res.steps) + " of " + std::to_string(cmds.size()) + ":\n" +
+                s.describe() + "\n";
+      res.summary = step_summary(s);
+    }
+  };
+  for (std::size_t i = 0; i < cmds.size() && failure.empty(); ++i) {
+    if (between) between(i);
+    if (!cmds[i].empty() && model::upper(cmds[i][0]) == "MULTI") {
+      std::vector<Argv> block{cmds[i]};
+      while (++i < cmds.size()) {
+        block.push_back(cmds[i]);
+        const std::string u = model::upper(cmds[i][0]);
+        if (u == "EXEC" || u == "DISCARD") break;
+      }
+      for (const auto& s : twin.run_block(block)) note(s);
+    } else {
+      note(twin.run(cmds[i]));
+    }
+  }
+  std::vector<std::string> diffs;
+  if (failure.empty()) diffs = twin.compare_state();
+  if (failure.empty() && diffs.empty()) return res;
+  res.ok = false;
+  if (res.summary.empty()) res.summary = "state differs after the last command: " + diffs.front();
+  std::ostringstream os;
+  os << "dialect " << twin.dialect().name << ", cluster of " << twin.client().primaries().size() << " primaries\n"
+     << failure;
+  if (!diffs.empty()) {
+    os << "state differs after the last command:\n";
+    for (auto& d : diffs) os << "  " << d << "\n";
+  }
+  os << "script (replay with valkey-cli -c / redis-cli -c; comments show the primary and each reply):\n";
+  for (const auto& [node, s] : twin.history()) {
+    if (node == "topology") {
+      os << "# " << s.argv.front() << "\n";
+      continue;
+    }
+    os << resp::cli_line(s.argv) << "\n#   on " << node << "\n#   server: " << Twin::oneline(s.server)
+       << "\n#   model:  " << (s.unmodelled.empty() ? Twin::oneline(s.model) : "(unmodelled: " + s.unmodelled + ")")
+       << (s.ok ? "" : "   <-- MISMATCH") << "\n";
+  }
+  const int64_t now = twin.twin().server_time();
+  os << "model state of the keys involved (at server time " << now << "):\n";
+  for (const auto& k : involved) os << "  " << twin.model().describe(k, now) << "\n";
+  res.report = os.str();
+  return res;
+}
+
+}  // namespace expirykit::state
