@@ -49,6 +49,7 @@ inline PropertyResult check_cluster_sequences(ClusterTwin& twin, PropertyBudget 
     });
     if (at >= cmds.size() && res.ok) {  // after the last command: disturb, then compare again
       twin.topology_changed(disturb(twin));
+      for (const auto& [id, n] : twin.known_issues()) res.known_issues[id] = 1;
       const auto diffs = twin.compare_state();
       if (!diffs.empty()) {
         res.ok = false;
