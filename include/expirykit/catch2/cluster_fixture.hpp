@@ -42,13 +42,6 @@
 namespace expirykit::catch2 {
 
 namespace detail {
-inline bool node_answers(process::Server& s) {
-  try {
-    return s.running() && s.client({std::chrono::milliseconds(1000), std::chrono::milliseconds(5000)})("PING").is_status();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
 inline std::unique_ptr<process::Cluster>& shared_cluster_slot() {
   static std::unique_ptr<process::Cluster> cl;
   return cl;
@@ -100,14 +93,8 @@ class ClusterFixture {
     auto& slot = detail::shared_cluster_slot();
     if (!cl_ || cl_ != slot.get()) return;
     for (process::Server* s : slot->nodes()) {
-      if (detail::node_answers(*s)) continue;
-      std::string why;
-      try {
-        s->check_alive();
-        why = "stopped answering PING during this test\n" + s->log_tail();
-      } catch (const std::exception& e) {
-        why = e.what();
-      }
+      const std::string why = detail::node_trouble(*s);
+      if (why.empty()) continue;
       FAIL_CHECK("cluster node " << s->address() << " " << why);
       slot.reset();
       return;

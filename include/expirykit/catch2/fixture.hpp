@@ -80,6 +80,22 @@ inline std::map<std::string, std::string> config_of(resp::Client& c) {
     if (r[i].is_string() && r[i + 1].is_string()) out[r[i].str()] = r[i + 1].str();
   return out;
 }
+/// "" when the kit-spawned node `s` runs and answers PING (5 s at most); else why not: its exit
+/// status and log tail, or "stopped answering PING during this test" and the log tail. For the
+/// fixtures that share a set of nodes between tests (replica_fixture.hpp, cluster_fixture.hpp).
+inline std::string node_trouble(process::Server& s) {
+  try {
+    if (s.running() && s.client({std::chrono::milliseconds(1000), std::chrono::milliseconds(5000)})("PING").is_status())
+      return "";
+  } catch (const std::exception&) {
+  }
+  try {
+    s.check_alive();
+    return "stopped answering PING during this test\n" + s.log_tail();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+}
 }  // namespace detail
 
 /// The shared server of this test binary, started on first use.

@@ -40,13 +40,6 @@ inline std::unique_ptr<process::ReplicaSet>& shared_replica_set_slot() {
   static std::unique_ptr<process::ReplicaSet> rs;
   return rs;
 }
-inline bool answers(process::Server& s) {
-  try {
-    return s.running() && s.client({std::chrono::milliseconds(1000), std::chrono::milliseconds(5000)})("PING").is_status();
-  } catch (const std::exception&) {
-    return false;
-  }
-}
 }  // namespace detail
 
 class ReplicaFixture {
@@ -64,14 +57,8 @@ class ReplicaFixture {
     auto& slot = detail::shared_replica_set_slot();
     if (!rs_ || rs_ != slot.get()) return;
     for (process::Server* s : {&slot->primary(), &slot->replica(0)}) {
-      if (detail::answers(*s)) continue;
-      std::string why;
-      try {
-        s->check_alive();
-        why = "stopped answering PING during this test\n" + s->log_tail();
-      } catch (const std::exception& e) {
-        why = e.what();
-      }
+      const std::string why = detail::node_trouble(*s);
+      if (why.empty()) continue;
       FAIL_CHECK("a node of the primary+replica pair " << why);
       slot.reset();
       return;
