@@ -15,6 +15,16 @@ after=$(sha256sum "$cache/valkey-9.1/bin/valkey-server" 2>/dev/null | cut -d' ' 
 out=$(bash "$root/ci/provision-servers" nosuch-1.0 2>&1); rc=$?
 [ $rc -ne 0 ] || fail "exit code 0 for an unknown server"
 echo "$out" | grep -q "unknown server 'nosuch-1.0'; known: valkey-9.1 redis-8.0" || fail "unknown name not explained"
+# Any <flavor>-<major>.<minor> is looked up in every suite; one no suite offers fails naming them.
+out=$(bash "$root/ci/provision-servers" redis-1.2 2>&1); rc=$?
+[ $rc -ne 0 ] || fail "exit code 0 for a release no suite offers"
+echo "$out" | grep -q "redis-1.2: Debian's archive no longer offers redis-tools 5:1.2.\*" || fail "generic line not looked up"
+echo "$out" | grep -q "experimental:5:8.6" || fail "the suites searched are not named"
+# --latest: the newest version of each flavor in each suite, with the line to provision it by.
+out=$(bash "$root/ci/provision-servers" --latest 2>&1); rc=$?
+[ $rc -eq 0 ] || fail "--latest failed"
+echo "$out" | grep -qE '^experimental +redis-tools +5:8\.6\.[0-9]+-[^ ]+ +redis-8\.6$' || fail "--latest lacks redis 8.6 in experimental"
+echo "$out" | grep -qE '^bookworm-backports +redict-tools +7\.3\.' || fail "--latest lacks redict in bookworm-backports"
 # The archive: EXPIRYKIT_DEBIAN_MIRROR wins; else this machine's own apt sources (a local mirror
 # needs no edit of the script).
 out=$(EXPIRYKIT_DEBIAN_MIRROR=http://mirror.example/debian/ bash "$root/ci/provision-servers" --print-mirror 2>&1)

@@ -5,7 +5,8 @@
 # The conventions (also in docs/reference/README.md):
 #   - a block opens with a line that is exactly ```cpp (at column 0) and closes with ```;
 #   - its #include lines are hoisted to the top of the translation unit;
-#   - each block is wrapped in its own `namespace doc_block_<n> { ... }`: it holds declarations
+#   - each block is wrapped in its own `namespace doc_block_<tu>_<n> { ... }` (<tu>: the output
+#     file's name, so the TUs of one unity build do not clash): it holds declarations
 #     (types, functions, TEST_CASEs, using-declarations);
 #   - a block whose first line starts with `// snippet` holds statements: it is wrapped in
 #     `[[maybe_unused]] inline void run() { ... }` inside its namespace, and must declare the
@@ -14,6 +15,7 @@
 # Only bash and awk: no python on CI machines.
 set -euo pipefail
 root=$1; out=$2; shift 2
+tu=$(basename "$out" .cpp)
 tmp=$out.tmp
 trap 'rm -f "$tmp"' EXIT   # a failed extraction leaves no half-written file
 {
@@ -33,17 +35,17 @@ trap 'rm -f "$tmp"' EXIT   # a failed extraction leaves no half-written file
   echo '#pragma GCC diagnostic ignored "-Wunused-local-typedefs"'
   n=0
   for md in "$@"; do
-    awk -v f="$md" -v base="$n" '
+    awk -v f="$md" -v base="$n" -v tu="$tu" '
       function close_block() {
         if (snippet) print "}"
-        print "}  // namespace doc_block_" id
+        print "}  // namespace doc_block_" tu "_" id
       }
       /^```cpp[ \t]*$/ && !in_block { in_block = 1; first = 1; start = NR; next }
       in_block && /^```[ \t]*$/ { in_block = 0; if (!first) close_block(); else empty = 1; next }
       in_block {
         if (first) {
           first = 0; id = base + (++count); snippet = ($0 ~ /^[ \t]*\/\/ snippet/)
-          printf "namespace doc_block_%d {  // %s:%d\n", id, f, start
+          printf "namespace doc_block_%s_%d {  // %s:%d\n", tu, id, f, start
           if (snippet) print "[[maybe_unused]] inline void run() {"
           printf "#line %d \"%s\"\n", NR, f
         }

@@ -14,6 +14,7 @@
 
 using namespace expirykit;
 using Catch::Matchers::ContainsSubstring;
+using Catch::Matchers::StartsWith;
 
 namespace {
 memory::Measurement measurement(std::string layout, std::vector<double> reps, std::string encoding = "embstr") {
@@ -181,4 +182,34 @@ TEST_CASE("memory baseline: update mode records into the file on purpose", "[mem
   CHECK(entries == 1);  // no lock or temp file left behind
   auto v = memory::check_against_baseline(measurement("string-ex", {125.5}), path);
   CHECK(v.status == memory::Verdict::Status::passed);
+}
+
+TEST_CASE("memory baseline: a line without its own file is gated against the newest older line of its flavor",
+          "[memory][baseline]") {
+  process::TempDir dir;
+  ::unsetenv("EXPIRYKIT_UPDATE_BASELINES");
+  for (const char* line : {"redis-7.0", "redis-8.0", "redis-9.0", "valkey-8.1"}) {
+    auto b = baseline_with(measurement("string-ex", {125.0}));
+    b.line = line;
+    b.server = std::string(line) + ".x";
+    b.save(dir.path() / (std::string(line) + ".json"));
+  }
+  std::ofstream(dir.path() / "redis-8.5.json.bak") << "{}";  // not a baseline name
+  auto own = memory::choose_baseline(dir.path() / "redis-8.0.json");
+  CHECK(own.own);
+  CHECK(own.line == "redis-8.0");
+  auto older = memory::choose_baseline(dir.path() / "redis-8.6.json");
+  CHECK_FALSE(older.own);
+  CHECK(older.line == "redis-8.0");  // not redis-9.0 (newer), not redis-7.0 (older than 8.0), not valkey
+  CHECK(older.path == dir.path() / "redis-8.0.json");
+  CHECK(memory::choose_baseline(dir.path() / "valkey-8.0.json").path.empty());  // no older valkey line
+  CHECK(memory::choose_baseline(dir.path() / "redict-7.3.json").path.empty());
+  auto m = measurement("string-ex", {124.0});
+  m.line = "redis-8.6";
+  m.server = "redis 8.6.3";
+  const auto v = memory::check_against_baseline(m, dir.path() / "redis-8.6.json");
+  CHECK(v.status == memory::Verdict::Status::passed);
+  CHECK_THAT(v.text, StartsWith("PASSED string-ex on redis 8.6.3") &&
+                         ContainsSubstring("; CHANGED since redis-8.0: redis-8.0.x 125.0 B/") &&
+                         ContainsSubstring("-> redis 8.6.3 124.0 B/") && ContainsSubstring("-1.0 B (-0.8%)"));
 }

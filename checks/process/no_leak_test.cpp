@@ -120,3 +120,28 @@ TEST_CASE("SIGKILL of a test binary in the middle of a suite leaves no server be
   for (pid_t p : servers) CHECK(ekcheck::eventually([&] { return !ekcheck::alive(p); }));
   CHECK(ekcheck::servers_of(pid).empty());
 }
+
+// What the server forked dies with the test process too: the BGSAVE child, running or hung
+// (stopped), and the server's directory is removed, with no later run sweeping it
+// (process/reaper.hpp).
+TEST_CASE("A server's fork child, running or hung, dies with a SIGKILLed parent; its dir goes", "[process][leak]") {
+  const std::string mode = GENERATE(as<std::string>{}, "bgsave", "bgsave-hung");
+  INFO("fork child: " << mode);
+  bp::ipstream out;
+  bp::child probe(EXPIRYKIT_ORPHAN_PROBE, mode, bp::std_out > out, bp::std_err > bp::null);
+  const pid_t probe_pid = probe.id();
+  std::string line;
+  REQUIRE(std::getline(out, line));
+  int server = -1, port = 0, child = -1;
+  REQUIRE(std::sscanf(line.c_str(), "%d %d %d", &server, &port, &child) == 3);
+  REQUIRE(ekcheck::alive(child));
+  const auto group = ekcheck::group_members(server);
+  REQUIRE(group.size() == 2);  // the server and its BGSAVE child
+  REQUIRE(ekcheck::dirs_of(probe_pid).size() == 1);
+  ::kill(probe_pid, SIGKILL);
+  probe.wait();
+  CHECK(ekcheck::eventually([&] { return ekcheck::group_members(server).empty(); }));
+  CHECK_FALSE(ekcheck::alive(child));
+  CHECK_FALSE(port_answers(port));
+  CHECK(ekcheck::eventually([&] { return ekcheck::dirs_of(probe_pid).empty(); }));  // no sweep_stale() here
+}

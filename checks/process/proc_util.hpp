@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -80,6 +81,26 @@ inline std::vector<pid_t> servers_of(pid_t owner) {
   auto out = processes_with_arg(needle);
   for (pid_t p : processes_in_dir(needle))
     if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  return out;
+}
+
+/// Live (non-zombie) processes in the process group `pgid` (field 5 of /proc/<pid>/stat).
+inline std::vector<pid_t> group_members(pid_t pgid) {
+  std::vector<pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream st(e.path() / "stat");
+    std::string stat;
+    if (!std::getline(st, stat)) continue;
+    const auto rp = stat.rfind(')');
+    if (rp == std::string::npos || rp + 2 >= stat.size() || stat[rp + 2] == 'Z') continue;
+    // After ")": state ppid pgrp ...
+    char state = 0;
+    long ppid = 0, pgrp = 0;
+    if (std::sscanf(stat.c_str() + rp + 1, " %c %ld %ld", &state, &ppid, &pgrp) == 3 && pgrp == pgid)
+      out.push_back(static_cast<pid_t>(std::stol(name)));
+  }
   return out;
 }
 

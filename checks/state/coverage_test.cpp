@@ -36,7 +36,7 @@ Cells record(const Keyspace& ks, const Dialect& d, const Argv& a) {
   c.record(ks, d, a, nullptr, false, kNow);
   return c;
 }
-long state(const Cells& c, const char* row, const char* col) { return c.count(Cells::states, row, col); }
+long state_cell(const Cells& c, const char* row, const char* col) { return c.count(Cells::states, row, col); }
 long timecell(const Cells& c, const char* row, const char* col) { return c.count(Cells::times, row, col); }
 }  // namespace
 
@@ -44,32 +44,32 @@ TEST_CASE("Coverage: each field a command names is counted by its state, once pe
   const auto ks = keyspace();
   const Dialect d = Dialect::valkey_9_1();
   const Cells c = record(ks, d, {"HPEXPIRE", "h", "100000", "FIELDS", "5", "a", "b", "c", "z", "a"});
-  CHECK(state(c, "HEXPIRE* -", "persistent") == 1);  // a named twice: one command, one count
-  CHECK(state(c, "HEXPIRE* -", "volatile") == 1);
-  CHECK(state(c, "HEXPIRE* -", "expired") == 1);
-  CHECK(state(c, "HEXPIRE* -", "no field") == 1);
-  CHECK(state(c, "HEXPIRE* -", "no key") == 0);
-  CHECK(state(record(ks, d, {"HTTL", "nokey", "FIELDS", "1", "a"}), "HTTL*", "no key") == 1);
-  CHECK(state(record(ks, d, {"HGET", "s", "a"}), "HGET", "wrongtype") == 1);
-  CHECK(state(record(ks, d, {"HSET", "h", "c", "9"}), "HSET/HMSET", "expired") == 1);
+  CHECK(state_cell(c, "HEXPIRE* -", "persistent") == 1);  // a named twice: one command, one count
+  CHECK(state_cell(c, "HEXPIRE* -", "volatile") == 1);
+  CHECK(state_cell(c, "HEXPIRE* -", "expired") == 1);
+  CHECK(state_cell(c, "HEXPIRE* -", "no field") == 1);
+  CHECK(state_cell(c, "HEXPIRE* -", "no key") == 0);
+  CHECK(state_cell(record(ks, d, {"HTTL", "nokey", "FIELDS", "1", "a"}), "HTTL*", "no key") == 1);
+  CHECK(state_cell(record(ks, d, {"HGET", "s", "a"}), "HGET", "wrongtype") == 1);
+  CHECK(state_cell(record(ks, d, {"HSET", "h", "c", "9"}), "HSET/HMSET", "expired") == 1);
   // Commands that name no field: the key's state (expired wins over volatile).
-  CHECK(state(record(ks, d, {"HLEN", "h"}), "HLEN", "expired") == 1);
-  CHECK(state(record(ks, d, {"HLEN", "v"}), "HLEN", "volatile") == 1);
-  CHECK(state(record(ks, d, {"OBJECT", "ENCODING", "v"}), "OBJECT ENCODING", "volatile") == 1);
-  CHECK(state(record(ks, d, {"COPY", "h", "h9", "DB", "1"}), "COPY DB", "expired") == 1);
-  CHECK(state(record(ks, d, {"DEL", "s"}), "DEL/UNLINK", "wrongtype") == 1);
-  CHECK(state(record(ks, d, {"EXPIRE", "v", "100"}), "EXPIRE*", "volatile") == 1);
+  CHECK(state_cell(record(ks, d, {"HLEN", "h"}), "HLEN", "expired") == 1);
+  CHECK(state_cell(record(ks, d, {"HLEN", "v"}), "HLEN", "volatile") == 1);
+  CHECK(state_cell(record(ks, d, {"OBJECT", "ENCODING", "v"}), "OBJECT ENCODING", "volatile") == 1);
+  CHECK(state_cell(record(ks, d, {"COPY", "h", "h9", "DB", "1"}), "COPY DB", "expired") == 1);
+  CHECK(state_cell(record(ks, d, {"DEL", "s"}), "DEL/UNLINK", "wrongtype") == 1);
+  CHECK(state_cell(record(ks, d, {"EXPIRE", "v", "100"}), "EXPIRE*", "volatile") == 1);
 }
 
 TEST_CASE("Coverage: flag forms pick their row; malformed commands count no field state", "[coverage]") {
   const auto ks = keyspace();
   const Dialect d = Dialect::valkey_9_1();
-  CHECK(state(record(ks, d, {"HEXPIRE", "h", "100", "NX", "FIELDS", "1", "a"}), "HEXPIRE* NX", "persistent") == 1);
-  CHECK(state(record(ks, d, {"HSETEX", "h", "FXX", "KEEPTTL", "FIELDS", "1", "b", "v"}), "HSETEX FXX KEEPTTL", "volatile") == 1);
-  CHECK(state(record(ks, d, {"HSETEX", "h", "PX", "100", "FNX", "FIELDS", "1", "c", "v"}), "HSETEX FNX PX", "expired") == 1);
-  CHECK(state(record(ks, d, {"HSETEX", "h", "FIELDS", "1", "a", "v"}), "HSETEX - -", "persistent") == 1);
-  CHECK(state(record(ks, d, {"HGETEX", "h", "PERSIST", "FIELDS", "1", "b"}), "HGETEX PERSIST", "volatile") == 1);
-  CHECK(state(record(ks, d, {"HGETDEL", "s", "FIELDS", "1", "a"}), "HGETDEL", "wrongtype") == 1);
+  CHECK(state_cell(record(ks, d, {"HEXPIRE", "h", "100", "NX", "FIELDS", "1", "a"}), "HEXPIRE* NX", "persistent") == 1);
+  CHECK(state_cell(record(ks, d, {"HSETEX", "h", "FXX", "KEEPTTL", "FIELDS", "1", "b", "v"}), "HSETEX FXX KEEPTTL", "volatile") == 1);
+  CHECK(state_cell(record(ks, d, {"HSETEX", "h", "PX", "100", "FNX", "FIELDS", "1", "c", "v"}), "HSETEX FNX PX", "expired") == 1);
+  CHECK(state_cell(record(ks, d, {"HSETEX", "h", "FIELDS", "1", "a", "v"}), "HSETEX - -", "persistent") == 1);
+  CHECK(state_cell(record(ks, d, {"HGETEX", "h", "PERSIST", "FIELDS", "1", "b"}), "HGETEX PERSIST", "volatile") == 1);
+  CHECK(state_cell(record(ks, d, {"HGETDEL", "s", "FIELDS", "1", "a"}), "HGETDEL", "wrongtype") == 1);
   // Not counted: numfields mismatch, a rejected time, repeated or key-level options, the
   // FIELDS keyword missing, HINCRBY with a non-integer, HSCAN with another cursor.
   for (const Argv& a : std::vector<Argv>{{"HEXPIRE", "h", "100", "FIELDS", "2", "a"},
@@ -134,7 +134,7 @@ TEST_CASE("Coverage: time arguments against the dialect's limits", "[coverage]")
     // HSETEX / HGETEX: the option's argument, wherever the option stands.
     const Cells c = record(ks, d, {"HSETEX", "h", "FNX", "PXAT", "5", "FIELDS", "1", "a", "v"});
     CHECK(timecell(c, "HSETEX PXAT", "past") == 1);
-    CHECK(state(c, "HSETEX FNX PXAT", "persistent") == 1);
+    CHECK(state_cell(c, "HSETEX FNX PXAT", "persistent") == 1);
     CHECK(timecell(record(ks, d, {"HGETEX", "h", "EX", "-5", "FIELDS", "1", "a"}), "HGETEX EX", "negative") == 1);
   }
 }
@@ -145,21 +145,21 @@ TEST_CASE("Coverage: a batch counts each command against the state the previous 
   Cells c;
   const std::vector<Argv> batch = {{"HSET", "n", "a", "1"}, {"HPEXPIRE", "n", "100000", "FIELDS", "1", "a"}, {"HTTL", "n", "FIELDS", "1", "a"}};
   c.record(ks, d, {"EXEC"}, &batch, false, kNow);
-  CHECK(state(c, "HSET/HMSET", "no key") == 1);
-  CHECK(state(c, "HEXPIRE* -", "persistent") == 1);
-  CHECK(state(c, "HTTL*", "volatile") == 1);
+  CHECK(state_cell(c, "HSET/HMSET", "no key") == 1);
+  CHECK(state_cell(c, "HEXPIRE* -", "persistent") == 1);
+  CHECK(state_cell(c, "HTTL*", "volatile") == 1);
   CHECK(ks.raw("n") == nullptr);  // the model itself is untouched
   // RESTORE is counted by what its payload holds (the entry the model saw dumped).
   Keyspace k2 = keyspace();
   k2.remember_dump("payload", *k2.raw("h"));
-  CHECK(state(record(k2, d, {"RESTORE", "new", "0", "payload"}), "RESTORE", "expired") == 1);
-  CHECK(state(record(k2, d, {"RESTORE", "new", "0", ""}), "RESTORE", "no key") == 1);
+  CHECK(state_cell(record(k2, d, {"RESTORE", "new", "0", "payload"}), "RESTORE", "expired") == 1);
+  CHECK(state_cell(record(k2, d, {"RESTORE", "new", "0", ""}), "RESTORE", "no key") == 1);
   // since(): only what came after the copy.
   const Cells before = c;
   c.record(ks, d, {"HGET", "h", "a"}, nullptr, false, kNow);
   const Cells delta = c.since(before);
   CHECK(delta.total() == 1);
-  CHECK(state(delta, "HGET", "persistent") == 1);
+  CHECK(state_cell(delta, "HGET", "persistent") == 1);
 }
 
 TEST_CASE("Coverage: reachability data and the reached-cells check", "[coverage]") {

@@ -14,6 +14,8 @@
 #include <expirykit/model/model.hpp>
 #include <expirykit/state/twin.hpp>
 
+#include "../common/text.hpp"
+
 using namespace expirykit;
 using catch2::ServerFixture;
 using catch2::TwinFixture;
@@ -27,11 +29,6 @@ namespace {
 
 bool contains(const std::string& hay, const std::string& needle) { return hay.find(needle) != std::string::npos; }
 
-std::string lines(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += s + "\n";
-  return out;
-}
 
 /// A ServerFixture that builds twins with test hooks (state::Twin::Options) for its server.
 class Faults : public ServerFixture {
@@ -121,12 +118,12 @@ TEST_CASE_METHOD(Faults, "Effects fault: one expired field too many in the model
   // Unplanted: INFO agrees with the model (one expired field).
   CHECK(t->model().counters().expired_fields == 1);
   const auto clean = t->compare_counters();
-  INFO("unplanted:\n" << lines(clean));
+  INFO("unplanted:\n" << ekcheck::lines(clean));
   CHECK(clean.empty());
   // Planted: one more expired field than the server counted.
   ++t->model().counters().expired_fields;
   const auto diffs = t->compare_counters();
-  INFO("planted:\n" << lines(diffs));
+  INFO("planted:\n" << ekcheck::lines(diffs));
   REQUIRE(diffs.size() == 1);
   CHECK(contains(diffs[0], "INFO stats " + t->dialect().info_expired_fields_stat + ": server "));
   // "server N, model N+1"
@@ -152,12 +149,12 @@ TEST_CASE_METHOD(Faults, "Effects fault: a wrong encoding after a field TTL is r
   CHECK(client()("OBJECT", "ENCODING", "h") == Reply::string(ttl_enc));
   // Unplanted: equal.
   const auto clean = t->compare_state();
-  INFO("unplanted:\n" << lines(clean));
+  INFO("unplanted:\n" << ekcheck::lines(clean));
   CHECK(clean.empty());
   // Planted: the model forgets the conversion.
   t->model().raw("h")->hash().encoding = model::Encoding::listpack;
   const auto diffs = t->compare_state();
-  INFO("planted:\n" << lines(diffs));
+  INFO("planted:\n" << ekcheck::lines(diffs));
   REQUIRE(diffs.size() == 1);
   CHECK(contains(diffs[0], "h: OBJECT ENCODING server "));
   CHECK(contains(diffs[0], ttl_enc));

@@ -15,6 +15,8 @@
 #include <expirykit/state/replies.hpp>
 #include <expirykit/state/twin.hpp>
 
+#include "../common/text.hpp"
+
 using namespace expirykit;
 using catch2::ServerFixture;
 using model::Dialect;
@@ -25,11 +27,6 @@ using state::Twin;
 
 namespace {
 
-std::string lines(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& s : v) out += s + "\n";
-  return out;
-}
 
 class Exact : public ServerFixture {
  protected:
@@ -93,7 +90,7 @@ TEST_CASE_METHOD(Exact, "Exact time: a deadline one second late or early is repo
     REQUIRE(at.is_array());
     REQUIRE(t->side()("HPEXPIREAT", "h", at[0].as_integer() + delta, "FIELDS", "1", "a") == Reply::ints({1}));
     const auto diffs = t->compare_state();
-    INFO(lines(diffs));
+    INFO(ekcheck::lines(diffs));
     if (delta == 0) {
       CHECK(diffs.empty());
     } else {
@@ -154,7 +151,7 @@ TEST_CASE_METHOD(Exact, "Exact time: a transaction re-applied at its deadline's 
       CHECK(s.known_issue == "redis-hsetex-keepttl-expired-deadline");
   }
   const auto diffs = t->compare_state();
-  INFO(lines(diffs));
+  INFO(ekcheck::lines(diffs));
   CHECK(diffs.empty());
   client()("DEBUG", "SET-ACTIVE-EXPIRE", "1");
 }

@@ -86,7 +86,7 @@ void check_later_expiry(state::ClusterTwin& t, int64_t until_ms) {
   CHECK(diffs.empty());
 }
 
-std::string other_primary(cluster::Client& c, const std::string& from) {
+std::string first_other_primary(cluster::Client& c, const std::string& from) {
   for (const auto& p : c.primaries())
     if (p != from) return p;
   return from;
@@ -99,7 +99,7 @@ void move_case(state::ClusterTwin& t, bool atomic) {
   fill(t, 1500);
   auto& c = t.client();
   const int slot = cluster::slot_of(tag);
-  const std::string source = c.address_of(slot), target = other_primary(c, source);
+  const std::string source = c.address_of(slot), target = first_other_primary(c, source);
   const auto before = state::Snapshot::take(c.connection(source), "source before");
   const int64_t short_deadline = t.twin().server_time() + 1500;
   const auto rep = atomic ? cluster::move_slots_atomic(c, slot, slot, target) : cluster::move_slot_legacy(c, slot, target);
@@ -136,7 +136,7 @@ TEST_CASE_METHOD(ClusterFixture, "Reshard (legacy): a field whose deadline passe
   REQUIRE(t.run({"HSET", k, "due", "1", "far", "2"}).ok);
   REQUIRE(t.run({"HPEXPIRE", k, "2000", "FIELDS", "1", "due"}).ok);
   REQUIRE(t.run({"HPEXPIRE", k, "3600000", "FIELDS", "1", "far"}).ok);
-  const std::string source = c.address_of(slot), target = other_primary(c, source);
+  const std::string source = c.address_of(slot), target = first_other_primary(c, source);
   const Reply expiries_before = c("HPEXPIRETIME", k, "FIELDS", 2, "due", "far");
   const int64_t due_ms = expiries_before[0].as_integer();
   Reply during_before, during_after, expiries_importing;

@@ -205,6 +205,20 @@ TEST_CASE_METHOD(ReplicaCases, "Replica after HSETEX on a key named like one of 
 
 // Valkey 9.1.2 (live, found by the durability property): duplicate flags are accepted (last wins,
 // model/dialect.hpp duplicate_flags_accepted) but the propagated HSETEX keeps a second expiry.
+TEST_CASE_METHOD(ReplicaCases, "Replica after HSETEX over every expired field of a key with a TTL keeps the key TTL",
+                 "[durability][replica]") {
+  require_field_ttl();
+  // One defect, one row per server line: Valkey propagates it for KEEPTTL, Redis for FNX.
+  run_known_issue(replica_cases::hsetex_over_expired_key_ttl(),
+                  identity().flavor == expirykit::server::Flavor::valkey ? "valkey-hsetex-keepttl-replica-drops-key-ttl"
+                                                                         : "redis-hsetex-fnx-replica-drops-key-ttl");
+}
+
+TEST_CASE_METHOD(ReplicaCases, "Replica after other writes over every expired field of a key with a TTL",
+                 "[durability][replica]") {
+  run_all(replica_cases::writes_over_expired_key_ttl());
+}
+
 TEST_CASE_METHOD(ReplicaCases, "Replica after HSETEX with its expiry option given twice", "[durability][replica]") {
   run_known_issue(replica_cases::hsetex_repeated_expiry(), "valkey-hsetex-repeated-expiry");
 }

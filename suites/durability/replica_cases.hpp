@@ -249,6 +249,43 @@ inline std::vector<Scenario> hsetex_flag_named_key() {
   };
 }
 
+/// HSETEX over every stored field of a hash whose fields are all logically expired, on a key
+/// with a key TTL (found by the durability property on Valkey 9.1.2, seed 4293354902603055910):
+/// the lazy deletion is propagated as HDEL first, which deletes the key and its TTL on the
+/// replica only. Valkey 9.1.2 does it for KEEPTTL, Redis 8.0.6 for FNX (server/known_issues.hpp
+/// "valkey-hsetex-keepttl-replica-drops-key-ttl", "redis-hsetex-fnx-replica-drops-key-ttl"; live).
+inline std::vector<Scenario> hsetex_over_expired_key_ttl() {
+  const std::vector<std::string> S1 = {"HSET h a 1", "PEXPIREAT h @M+600000"};
+  const std::vector<std::string> S2 = {"HSET h a 1 b 2", "PEXPIREAT h @M+600000"};
+  const std::vector<std::string> E1 = {"h a"}, E2 = {"h a b"};
+  return {
+      {"HSETEX KEEPTTL over the only, expired field of a key with a TTL", S1, E1, {"HSETEX h KEEPTTL FIELDS 1 a 9"}},
+      {"HSETEX KEEPTTL over both expired fields of a key with a TTL", S2, E2, {"HSETEX h KEEPTTL FIELDS 2 a 9 b 8"}},
+      {"HSETEX FNX over the only, expired field of a key with a TTL", S1, E1, {"HSETEX h FNX FIELDS 1 a 9"}},
+      {"HSETEX FNX EX over both expired fields of a key with a TTL", S2, E2, {"HSETEX h FNX EX 900 FIELDS 2 a 9 b 8"}},
+      {"HSETEX FNX KEEPTTL over both expired fields of a key with a TTL", S2, E2, {"HSETEX h FNX KEEPTTL FIELDS 2 a 9 b 8"}},
+  };
+}
+
+/// The same state (every stored field expired, a key TTL) under the writes that keep the replica
+/// equal to the primary on both servers (live 9.1.2, 8.0.6): the key TTL survives, or goes on
+/// both.
+inline std::vector<Scenario> writes_over_expired_key_ttl() {
+  const std::vector<std::string> S = {"HSET h a 1", "PEXPIREAT h @M+600000"};
+  const std::vector<std::string> E = {"h a"};
+  return {
+      {"HSETEX without option over the expired field, key TTL", S, E, {"HSETEX h FIELDS 1 a 9"}},
+      {"HSETEX EX over the expired field, key TTL", S, E, {"HSETEX h EX 900 FIELDS 1 a 9"}},
+      {"HSETEX KEEPTTL over one of two expired fields, key TTL", {"HSET h a 1 b 2", "PEXPIREAT h @M+600000"}, {"h a b"},
+       {"HSETEX h KEEPTTL FIELDS 1 a 9"}},
+      {"HSET over the expired field, key TTL", S, E, {"HSET h a 9"}},
+      {"HSET of a new field beside the expired one, key TTL", S, E, {"HSET h b 9"}},
+      {"HINCRBY over the expired field, key TTL", S, E, {"HINCRBY h a 5"}},
+      {"HGETEX PERSIST over the expired field, key TTL", S, E, {"HGETEX h PERSIST FIELDS 1 a"}},
+      {"HGETDEL of the expired field, key TTL", S, E, {"HGETDEL h FIELDS 1 a"}},
+  };
+}
+
 /// HSETEX with its expiry option repeated (found by the durability property on Valkey 9.1.2).
 inline std::vector<Scenario> hsetex_repeated_expiry() {
   return {

@@ -37,6 +37,7 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
   // Rounds of 10 cases (x EXPIRYKIT_PROP_SCALE) for 4 s (state/property.hpp); a failure shrinks
   // (each try takes real time: the waits) and prints its seed and replay command line.
   expirykit::state::PropertyBudget budget{10, 0, 4, current_test_name()};
+  budget.sent = [&t] { return t.sent(); };  // a server crash is triaged on fresh servers
   auto r = expirykit::state::check_cases("expired fields hidden, counted and reclaimed on " + t.dialect().name, budget, [&] {
     expirykit::state::SequenceResult res;
     auto fail = [&](const std::string& summary, const std::string& detail) {

@@ -6,10 +6,15 @@
 // a failure for the defect outside the row's range or any other divergence.
 #include <catch2/catch_test_macros.hpp>
 
+#include <chrono>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include <expirykit/catch2/known_issue.hpp>
 #include <expirykit/catch2/twin_fixture.hpp>
+#include <expirykit/triage/crash_report.hpp>
+#include <expirykit/triage/replay.hpp>
 
 #include "known_issue_examples.hpp"
 
@@ -85,4 +90,63 @@ TEST_CASE_METHOD(TwinFixture,
                  "[semantics][known-issue]") {
   require_field_ttl();
   check_example(twin(), identity(), "redis-hmget-deletes-hash-silently");
+}
+
+// Crash rows (KnownIssue::crashes): the row's replay script on a fresh server of this binary.
+// A covered server that still crashes is a KNOWN ISSUE, one that no longer does is FIXED; a
+// server of the row's flavor outside its range that crashes fails; one that answers passes (the
+// check ran: the server does not have the crash). The twin never sends these commands to a
+// covered server (state::Twin::crashing).
+namespace {
+void check_crash_row(expirykit::catch2::ServerFixture& f, const server::Identity& id, std::unique_ptr<expirykit::process::Server> s,
+                     const std::string& row_id) {
+  const server::KnownIssue* row = server::find_known_issue(row_id);
+  REQUIRE(row);
+  REQUIRE(row->crashes);
+  const auto steps = expirykit::triage::replay_steps(row->replay);
+  REQUIRE(steps.complete);
+  std::string observed;
+  {
+    auto c = s->client();
+    try {
+      for (const auto& st : steps.steps) {
+        if (st.argv.empty()) {
+          std::this_thread::sleep_for(st.pause);
+          continue;
+        }
+        observed += expirykit::resp::cli_line(st.argv) + " -> " + c.call(st.argv).to_string() + "\n";
+      }
+    } catch (const expirykit::resp::ConnectionError& e) {
+      observed += std::string("the connection broke: ") + e.what() + "\n";
+    }
+  }
+  for (int i = 0; i < 300 && s->running() && !expirykit::triage::CrashReport::read(s->log_path()).found; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  const auto report = expirykit::triage::CrashReport::read(s->log_path());
+  if (report.found) observed += "crash report: " + report.headline() + "\n";
+  (void)f;
+  expirykit::catch2::known_issue(id, *row, report.found, observed);
+}
+}  // namespace
+
+TEST_CASE_METHOD(expirykit::catch2::ServerFixture, "Known crash: HRANDFIELD on an empty hash [valkey-empty-hash-hrandfield-crash]",
+                 "[semantics][known-issue][crash]") {
+  require_field_ttl();
+  require_debug("DEBUG SET-ACTIVE-EXPIRE");
+  check_crash_row(*this, identity(), fresh_server({}, "a server that may crash"), "valkey-empty-hash-hrandfield-crash");
+}
+
+TEST_CASE_METHOD(expirykit::catch2::ServerFixture,
+                 "Known crash: HSETEX naming a field twice on a plain hashtable [redis-hsetex-duplicate-field-hashtable-crash]",
+                 "[semantics][known-issue][crash]") {
+  require_field_ttl();
+  require(identity().caps.hsetex, "HSETEX");
+  check_crash_row(*this, identity(), fresh_server({}, "a server that may crash"), "redis-hsetex-duplicate-field-hashtable-crash");
+}
+
+TEST_CASE_METHOD(expirykit::catch2::ServerFixture,
+                 "Known crash: HEXPIRE with numfields near INT_MAX [redis-hexpire-numfields-overflow-crash]",
+                 "[semantics][known-issue][crash]") {
+  require_field_ttl();
+  check_crash_row(*this, identity(), fresh_server({}, "a server that may crash"), "redis-hexpire-numfields-overflow-crash");
 }

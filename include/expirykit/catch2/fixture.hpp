@@ -29,6 +29,7 @@
 #include <expirykit/process/target.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/identity.hpp>
+#include <expirykit/triage/crash_triage.hpp>
 
 namespace expirykit::catch2 {
 
@@ -117,6 +118,7 @@ class ServerFixture {
     if (r.is_error()) FAIL("FLUSHALL SYNC on " << target_->address() << " failed: " << r);
     if (target_->identity().caps.debug) client_("DEBUG", "SET-ACTIVE-EXPIRE", "1");
     restore_config();
+    client_.record(10000);  // what this test sends, for a crash triage (see ~ServerFixture)
   }
   /// Fails the test (without throwing) if the shared server no longer answers PING: it died
   /// (the failure carries the exit status and crash report) or hangs (it is then killed).
@@ -136,7 +138,19 @@ class ServerFixture {
       FAIL_CHECK("the server " << s->address() << " stopped answering PING during this test; killed it\n" << s->log_tail());
       s->kill();
     } catch (const std::exception& e) {
-      FAIL_CHECK("the server died during this test: " << e.what());
+      // A crash: shrink what this test sent on this connection to the shortest sequence that
+      // crashes a fresh server (triage/crash_triage.hpp), unless a property did so already.
+      std::string triage;
+      if (triage::CrashReport::read(s->log_path()).found && !triage::already_triaged(s->log_path()) &&
+          !client_.recorded().empty()) {
+        try {
+          triage = triage::triage_crash(s->options(), client_.recorded(), s->log_path()).message();
+        } catch (const std::exception& te) {
+          triage = std::string("(the crash triage failed: ") + te.what() + ")";
+        }
+      }
+      if (!triage.empty()) FAIL_CHECK("the server died during this test: " << triage << "\n" << e.what());
+      else FAIL_CHECK("the server died during this test: " << e.what());
     }
   }
   ServerFixture(const ServerFixture&) = delete;

@@ -34,6 +34,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -43,6 +44,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -363,6 +365,46 @@ inline Baseline update_file(const std::filesystem::path& path, const Measurement
   b.record(m);
   b.save(path);
   return b;
+}
+
+/// Which baseline file a measurement of `line` is gated against: the line's own
+/// (<dir>/<line>.json), else the newest older line of the same flavor with a file in the same
+/// folder (a new release is compared with the release it replaces: redis-8.6 with redis-8.0),
+/// else none.
+struct BaselineChoice {
+  std::filesystem::path path;  ///< empty: no baseline at all
+  std::string line;            ///< the line the file records ("redis-8.0")
+  bool own = false;            ///< the file is the measured line's own
+};
+inline BaselineChoice choose_baseline(const std::filesystem::path& own_path) {
+  BaselineChoice c;
+  std::error_code ec;
+  const std::string line = own_path.stem().string();
+  if (std::filesystem::exists(own_path, ec)) {
+    c.path = own_path;
+    c.line = line;
+    c.own = true;
+    return c;
+  }
+  const auto dash = line.rfind('-');
+  int major = 0, minor = 0;
+  if (dash == std::string::npos || std::sscanf(line.c_str() + dash + 1, "%d.%d", &major, &minor) != 2) return c;
+  const std::string flavor = line.substr(0, dash);
+  std::pair<int, int> best{-1, -1};
+  const auto dir = own_path.has_parent_path() ? own_path.parent_path() : std::filesystem::path(".");
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string n = e.path().stem().string();
+    if (e.path().extension() != ".json" || n.rfind(flavor + "-", 0) != 0) continue;
+    int a = 0, b = 0;
+    if (std::sscanf(n.c_str() + flavor.size() + 1, "%d.%d", &a, &b) != 2 || n != flavor + "-" + std::to_string(a) + "." + std::to_string(b))
+      continue;
+    if (std::make_pair(a, b) < std::make_pair(major, minor) && std::make_pair(a, b) > best) {
+      best = {a, b};
+      c.path = e.path();
+      c.line = n;
+    }
+  }
+  return c;
 }
 
 /// EXPIRYKIT_BASELINE_DIR if set, else `fallback` (e.g. the source tree's ci/baselines/memory).

@@ -15,6 +15,8 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 
@@ -47,10 +49,14 @@ inline WithinBaselineMatcher WithinBaseline(Baseline b, std::string origin = "ba
 }
 
 /// The suite's assertion. In update mode (EXPIRYKIT_UPDATE_BASELINES=1) records `m` into
-/// `path` and passes with a WARN; otherwise SKIPs when `path` or its entry for the layout is
-/// missing (saying how to record one), else CHECKs WithinBaseline and WARNs on an improvement.
-/// Prints the verdict line to stdout either way ("[memory] ..."). Returns the Verdict.
-/// Throws BaselineError if the file exists but cannot be read.
+/// `path` and passes with a WARN. Otherwise it gates `m` against the baseline choose_baseline()
+/// picks: `path` itself, or, when the line has no file yet (a new release), the newest older
+/// line of the same flavor beside it, with "; CHANGED since <that line>: ..." and the delta
+/// (bytes per item, encodings) and gated like the line's own baseline would be. With no file at
+/// all, or no entry for the layout, the check FAILs (a gate that switched itself off would pass
+/// every regression), saying how to record one. Prints the verdict line to stdout
+/// ("[memory] ..."). Returns the Verdict. Throws BaselineError if a file exists but cannot be
+/// read.
 inline Verdict check_against_baseline(const Measurement& m, const std::filesystem::path& path) {
   if (update_requested()) {
     update_file(path, m);
@@ -58,16 +64,31 @@ inline Verdict check_against_baseline(const Measurement& m, const std::filesyste
     WARN("baseline updated (EXPIRYKIT_UPDATE_BASELINES=1): " << m.summary() << " -> " << path.string());
     return {Verdict::Status::passed, 0, 0, 0, "recorded"};
   }
-  auto b = Baseline::try_load(path);
+  const BaselineChoice choice = choose_baseline(path);
+  auto b = choice.path.empty() ? std::optional<Baseline>{} : Baseline::try_load(choice.path);
   if (!b || !b->find(m.layout)) {
-    std::string why = !b ? "no memory baseline file " + path.string() : path.string() + " has no entry for " + m.layout;
+    const std::string why = !b ? "no memory baseline file " + path.string() + " (nor one of an older " +
+                                     path.stem().string().substr(0, path.stem().string().rfind('-')) + " line beside it)"
+                               : choice.path.string() + " has no entry for " + m.layout;
     std::cout << "[memory] NO BASELINE " << m.summary() << " (" << why << ")" << std::endl;
-    SKIP(why << " (server line " << m.line << "); measured " << m.summary() << ". Record it on purpose: "
-              << update_hint(m.line));
+    FAIL("NO BASELINE: " << why << " (server line " << m.line << "); measured " << m.summary()
+                         << ". Record it on purpose: " << update_hint(m.line));
   }
-  Verdict v = compare(m, *b, path.string());
+  Verdict v = compare(m, *b, choice.path.string());
+  if (!choice.own) {
+    // A new release against the one before it: what changed, as data.
+    const Entry& e = *b->find(m.layout);
+    std::ostringstream t;
+    t << "; CHANGED since " << choice.line << ": " << (b->server.empty() ? choice.line : b->server) << " "
+      << fmt1(e.bytes_per_item) << " B/" << e.unit << " (" << e.encoding() << ") -> " << m.server << " "
+      << fmt1(m.stats.median) << " B/" << m.unit << " (" << m.encoding() << "), " << (v.delta >= 0 ? "+" : "")
+      << fmt1(v.delta) << " B (" << (v.delta >= 0 ? "+" : "") << fmt1(v.delta_pct) << "%); no " << m.line
+      << " baseline yet, gated against " << choice.line << "'s";
+    v.text += t.str();
+  }
   std::cout << "[memory] " << v.text << std::endl;
-  CHECK_THAT(m, WithinBaseline(*b, path.string()));
+  INFO(v.text);
+  CHECK_THAT(m, WithinBaseline(*b, choice.path.string()));
   if (v.status == Verdict::Status::improved) WARN(v.text);
   return v;
 }

@@ -69,6 +69,15 @@ struct ErrorTexts {
       "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified";
   std::string unknown_argument = "ERR unknown argument: {arg}";
   std::string unsupported_option = "ERR Unsupported option {arg}";
+  // Redis 8.6's keyword parser (Dialect::keyword_order_free, model/keyword_args.hpp; live 8.6.3).
+  std::string fields_twice = "ERR FIELDS keyword specified multiple times";
+  std::string fields_too_close = "ERR FIELDS requires at least numfields and one field argument";
+  std::string fields_missing_86 = "ERR missing FIELDS argument";
+  std::string wrong_args_bare = "ERR wrong number of arguments";
+  std::string multiple_conditions = "ERR Multiple condition flags specified";
+  std::string missing_expire_time = "ERR missing expire time";
+  std::string hgetex_one_expiry = "ERR Only one of EX, PX, EXAT, PXAT or PERSIST arguments can be specified";
+  std::string unknown_argument_bare = "ERR unknown argument";
   std::string nx_incompatible = "ERR NX and XX, GT or LT options at the same time are not compatible";
   std::string gt_lt_incompatible = "ERR GT and LT options at the same time are not compatible";
   // Commands outside HFE, identical on both servers (live 9.1.2 and 8.0.6).
@@ -179,6 +188,15 @@ struct Dialect {
   /// gives its numfields text for a count that does not match (live 9.1.2); the other HFE
   /// commands take any long long on both servers (live). Fact: an argument range and its text.
   long long hsetex_numfields_max = std::numeric_limits<long long>::max();
+  /// HEXPIRE*, HSETEX and HGETEX take their options before or after the FIELDS block, in any
+  /// order, a repeated condition once, with Redis 8.6's texts (model/keyword_args.hpp). Fact: a
+  /// documented change of the grammar (redis/redis#14416 "flexible argument positions", 8.6
+  /// release notes; #14883 FIELDS validation, 8.6.2), checked live on 8.6.3.
+  bool keyword_order_free = false;
+  /// RESTORE with a TTL that has already passed counts the key in INFO expired_keys (Redis 8.6:
+  /// src/cluster.c restoreCommand "Update the stats"; live 8.6.3: 1, 8.0.6: 0). Fact: what the
+  /// server counts is its design, documented in its source.
+  bool restore_past_ttl_counts_expired = false;
   /// WRONGTYPE is checked before argument errors in HEXPIRE*, HTTL*, HPERSIST, HGETDEL
   /// (redis-hfe.md §4 [V]; live for HPERSIST/HGETDEL). HGETEX checks the type first on both
   /// servers only for errors after option parsing on Valkey; see field_ttl_commands.hpp. Fact:
@@ -347,6 +365,18 @@ struct Dialect {
     return d;
   }
 
+  /// Redis 8.6: as 8.0, with the keyword-order grammar of HEXPIRE*, HSETEX and HGETEX and its
+  /// error texts, and RESTORE of an already expired TTL counted as an expired key (both above;
+  /// docs/semantics/redis-8.6.md: the release report 8.0.6 -> 8.6.3 and the live checks).
+  static Dialect redis_8_6() {
+    Dialect d = redis_8_0();
+    d.name = "redis-8.6";
+    d.minor = 6;
+    d.keyword_order_free = true;
+    d.restore_past_ttl_counts_expired = true;
+    return d;
+  }
+
   /// Redis 7.4: the nine core commands only (redis-hfe.md §1 [V]); grammar and semantics as
   /// 8.0 as far as the reference tells (HINCRBYFLOAT propagation differs, §11, not modelled).
   static Dialect redis_7_4() {
@@ -370,7 +400,8 @@ struct Dialect {
     if (flavor == "redis") {
       if (major < 7 || (major == 7 && minor < 4)) return std::nullopt;
       if (major == 7) return redis_7_4();
-      return redis_8_0();
+      if (major == 8 && minor < 6) return redis_8_0();  // 8.2 and 8.4: not checked; 8.0 stands in
+      return redis_8_6();
     }
     return std::nullopt;
   }

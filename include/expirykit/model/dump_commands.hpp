@@ -67,6 +67,7 @@ inline Reply restore(Context& c) {
         c.ks.erase(a[1]);
         notify(c, "del", a[1], 'g');
       }
+      if (c.d.restore_past_ttl_counts_expired) ++c.ks.counters().expired_keys;
       return Reply::ok();
     }
     e.expire_ms = when;

@@ -21,43 +21,12 @@
 #include <vector>
 
 #include <expirykit/model/context.hpp>
+#include <expirykit/model/expiry_args.hpp>
+#include <expirykit/model/keyword_args.hpp>
 
 namespace expirykit::model::cmd {
 
-enum class Unit { seconds, milliseconds };
-
 namespace detail {
-
-/// A time argument to an absolute deadline in ms, or an error Reply.
-/// Both servers: not an integer -> not_integer; negative -> negative_time; seconds above
-/// max/1000 -> expire_time; then deadline above max -> expire_time (redis-hfe.md §4 [V],
-/// valkey-hfe.md §2 [L]; max = dialect.max_field_expire_ms).
-inline std::optional<int64_t> deadline(Context& c, const std::string& arg, Unit unit, bool absolute,
-                                      Reply& err) {
-  long long t = 0;
-  if (!parse_ll(arg, t)) {
-    err = Reply::error(c.d.err.not_integer);
-    return std::nullopt;
-  }
-  if (t < 0) {
-    err = c.error(c.d.err.negative_time);
-    return std::nullopt;
-  }
-  const int64_t max = c.d.max_field_expire_ms;
-  if (unit == Unit::seconds) {
-    if (t > max / 1000) {
-      err = c.error(c.d.err.expire_time);
-      return std::nullopt;
-    }
-    t *= 1000;
-  }
-  const int64_t base = absolute ? 0 : c.now;
-  if (t > max - base) {
-    err = c.error(c.d.err.expire_time);
-    return std::nullopt;
-  }
-  return t + base;
-}
 
 /// Where the Valkey grammar's HSETEX / HGETEX look for the FIELDS keyword: argv[2], after the key
 /// (both servers' documented syntax; Valkey 9.1.2 scans from argv[1], so a key named "fields"
@@ -134,7 +103,7 @@ inline void hexpire_effects(Context& c, const std::string& key, const std::vecto
 /// HPERSIST answer for it (Redis 8.0.6 instead sees it with its past deadline and revives it:
 /// known issue redis-hexpire-revives-expired-field, Defects::hexpire_sees_expired). Redis accepts
 /// one condition; Valkey several (XX GT) and repeats (NX NX).
-inline Reply hexpire_generic(Context& c, Unit unit, bool absolute) {
+inline Reply hexpire_generic(Context& c, Unit unit, bool absolute, bool canonical = false) {
   const Argv& a = c.argv;
   if (a.size() < 6) return c.arity();
   bool nx = false, xx = false, gt = false, lt = false;
@@ -145,6 +114,12 @@ inline Reply hexpire_generic(Context& c, Unit unit, bool absolute) {
   Hash* h = lookup_hash(c, a[1], wrong);
   if (c.d.grammar == Grammar::redis) {
     if (wrong) return c.wrongtype();
+    if (c.d.keyword_order_free && !canonical) {  // Redis 8.6 (model/keyword_args.hpp)
+      auto p = keyword::hexpire(c, unit, absolute);
+      if (p.error) return *p.error;
+      Context cc{c.ks, c.d, p.canonical, c.now};
+      return hexpire_generic(cc, unit, absolute, true);
+    }
     auto t = detail::deadline(c, a[2], unit, absolute, err);
     if (!t) return err;
     when = *t;
@@ -309,25 +284,6 @@ inline Reply hgetdel(Context& c) {
   return Reply::array(std::move(out));
 }
 
-namespace detail {
-/// An expiry option of HSETEX / HGETEX as written.
-struct ExpiryOpt {
-  enum Kind { none, ex, px, exat, pxat, keepttl, persist } kind = none;
-  std::string value;  ///< the time argument, unparsed (Valkey parses it after the type check)
-  Unit unit() const { return (kind == ex || kind == exat) ? Unit::seconds : Unit::milliseconds; }
-  bool absolute() const { return kind == exat || kind == pxat; }
-  bool timed() const { return kind == ex || kind == px || kind == exat || kind == pxat; }
-};
-inline ExpiryOpt::Kind expiry_kind(const std::string& tok) {
-  if (iequals(tok, "EX")) return ExpiryOpt::ex;
-  if (iequals(tok, "PX")) return ExpiryOpt::px;
-  if (iequals(tok, "EXAT")) return ExpiryOpt::exat;
-  if (iequals(tok, "PXAT")) return ExpiryOpt::pxat;
-  if (iequals(tok, "KEEPTTL")) return ExpiryOpt::keepttl;
-  if (iequals(tok, "PERSIST")) return ExpiryOpt::persist;
-  return ExpiryOpt::none;
-}
-}  // namespace detail
 
 /// HGETEX key [EX s|PX ms|EXAT s|PXAT ms|PERSIST] FIELDS n field... -> array of values / nils
 /// (missing key: all nils, nothing created). Per field in order: the live value is returned,
@@ -336,7 +292,7 @@ inline ExpiryOpt::Kind expiry_kind(const std::string& tok) {
 /// answered one by one (`EX 0` twice: value, nil). Redis first deletes expired fields it touches.
 /// Check order: Redis WRONGTYPE, option and time, arity, FIELDS position, numfields; Valkey
 /// option syntax (first FIELDS token is the keyword), numfields, WRONGTYPE, time (live).
-inline Reply hgetex(Context& c) {
+inline Reply hgetex(Context& c, bool canonical) {
   if (!c.d.has_hgetex) throw Unmodelled("HGETEX does not exist in " + c.d.name);
   const Argv& a = c.argv;
   if (a.size() < 5) return c.arity();
@@ -348,6 +304,12 @@ inline Reply hgetex(Context& c) {
   Reply err;
   if (c.d.grammar == Grammar::redis) {
     if (wrong) return c.wrongtype();
+    if (c.d.keyword_order_free && !canonical) {  // Redis 8.6 (model/keyword_args.hpp)
+      auto p = keyword::setex_getex(c, false);
+      if (p.error) return *p.error;
+      Context cc{c.ks, c.d, p.canonical, c.now};
+      return hgetex(cc, true);
+    }
     opt.kind = detail::expiry_kind(a[2]);
     if (opt.timed()) {
       auto t = detail::deadline(c, a[3], opt.unit(), opt.absolute(), err);
@@ -424,6 +386,7 @@ inline Reply hgetex(Context& c) {
   drop_if_emptied(c, a[1], h, before);
   return Reply::array(std::move(out));
 }
+inline Reply hgetex(Context& c) { return hgetex(c, false); }
 
 /// HSETEX key [NX|XX] [FNX|FXX] [EX s|PX ms|EXAT s|PXAT ms|KEEPTTL] FIELDS n field value...
 /// -> 1 when applied (also when a deadline <= now deleted every listed field instead of setting
@@ -439,10 +402,16 @@ inline Reply hgetex(Context& c) {
 /// last three arguments the arity error, numfields outside [1, dialect.hsetex_numfields_max] (not
 /// a number included) "invalid number of fields", a count that does not match the arity error
 /// (redis/redis src/t_hash.c hsetexParseArgs; live 8.0.6).
-inline Reply hsetex(Context& c) {
+inline Reply hsetex(Context& c, bool canonical) {
   if (!c.d.has_hsetex) throw Unmodelled("HSETEX does not exist in " + c.d.name);
   const Argv& a = c.argv;
   if (a.size() < 6) return c.arity();
+  if (c.d.grammar == Grammar::redis && c.d.keyword_order_free && !canonical) {  // Redis 8.6, then the key type
+    auto p = keyword::setex_getex(c, true);
+    if (p.error) return *p.error;
+    Context cc{c.ks, c.d, p.canonical, c.now};
+    return hsetex(cc, true);
+  }
   bool key_nx = false, key_xx = false, fnx = false, fxx = false;
   detail::ExpiryOpt opt;
   std::optional<int64_t> when;
@@ -592,5 +561,6 @@ inline Reply hsetex(Context& c) {
   after_hash_write(c, a[1], when.has_value());
   return Reply::integer(1);
 }
+inline Reply hsetex(Context& c) { return hsetex(c, false); }
 
 }  // namespace expirykit::model::cmd

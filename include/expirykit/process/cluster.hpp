@@ -7,7 +7,8 @@
 //   cl.wait_agreed();                                        // after a reshard or a failover
 //
 // How it starts (every node a process::Server: own process group, SIGKILL when the spawning
-// thread's process dies, 0700 temp dir, loopback only, the same binary for all):
+// thread's process dies, 0700 temp dir, loopback only, the same binary for all unless
+// ClusterOptions::node_binaries names one per node):
 //  1. every node with ServerOptions::cluster (cluster-enabled, nodes.conf in its dir, its own
 //     free bus port), repl-diskless-sync-delay 0 and cluster-node-timeout 5000 (failover());
 //  2. node i gets CLUSTER SET-CONFIG-EPOCH i+1 (distinct epochs, as valkey-cli --cluster create
@@ -27,6 +28,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <cstdlib>
 #include <map>
 #include <memory>
@@ -53,6 +55,10 @@ struct ClusterOptions {
   int replicas = 0;
   /// Longest wait for the cluster to form or to agree again (wait_agreed()).
   std::chrono::milliseconds ready_timeout{60000};
+  /// A binary per node, in the order of nodes() (the primaries, then the replicas), for a cluster
+  /// of mixed versions (a rolling upgrade); a node past the end of the list, or with an empty
+  /// path, uses node.binary.
+  std::vector<std::filesystem::path> node_binaries{};
 };
 
 /// One node as a node of the cluster sees it (a line of CLUSTER NODES).
@@ -117,7 +123,12 @@ class Cluster {
     // 15 s lets failover() repeat on one shard within 10 s.
     opts_.node.config.insert(opts_.node.config.begin(), {{"repl-diskless-sync-delay", "0"}, {"cluster-node-timeout", "5000"}});
     const int total = opts_.primaries * (1 + opts_.replicas);
-    for (int i = 0; i < total; ++i) nodes_.push_back(std::make_unique<Server>(opts_.node));
+    for (int i = 0; i < total; ++i) {
+      ServerOptions n = opts_.node;
+      const auto at = static_cast<std::size_t>(i);
+      if (at < opts_.node_binaries.size() && !opts_.node_binaries[at].empty()) n.binary = opts_.node_binaries[at];
+      nodes_.push_back(std::make_unique<Server>(std::move(n)));
+    }
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       auto c = nodes_[i]->client();
       ids_.push_back(c("CLUSTER", "MYID").str());

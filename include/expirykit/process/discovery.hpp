@@ -7,13 +7,15 @@
 //   3. the provisioned default, "valkey-9.1" (Valkey 9.1.2 from Debian sid).
 // Provisioned servers live in servers_cache_dir()/<name>/bin/<flavor>-server.
 // Every candidate is vetted by running `<binary> --version` (5 s limit): its first line must be
-// "Valkey server v=..." or "Redis server v=..." (the format of Valkey 8/9 and Redis 7/8).
+// "Valkey server v=...", "Redis server v=..." or "Redict server v=..." (the format of Valkey 8/9,
+// Redis 7/8 and Redict 7.3).
 #pragma once
 
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include <chrono>
@@ -22,7 +24,9 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <vector>
 #include <thread>
 #include <utility>
 
@@ -47,16 +51,51 @@ inline fs::path servers_cache_dir() {
 /// The server binary of a provisioned server ("valkey-9.1", "redis-8.0", ...), or an empty
 /// path when it is not provisioned.
 inline fs::path provisioned_server(const std::string& name) {
-  for (const char* flavor : {"valkey", "redis"}) {
+  for (const char* flavor : {"valkey", "redis", "redict"}) {
     fs::path p = servers_cache_dir() / name / "bin" / (std::string(flavor) + "-server");
     if (fs::exists(p)) return p;
   }
   return {};
 }
 
+/// A provisioned server line: its name ("redis-8.0") split into flavor and major.minor.
+struct ProvisionedLine {
+  std::string name, flavor;
+  int major = 0, minor = 0;
+};
+
+/// Every server provisioned in servers_cache_dir() whose folder is named <flavor>-<major>.<minor>
+/// (ci/provision-servers), in no particular order.
+inline std::vector<ProvisionedLine> provisioned_lines() {
+  std::vector<ProvisionedLine> out;
+  std::error_code ec;
+  for (const auto& d : fs::directory_iterator(servers_cache_dir(), ec)) {
+    const std::string n = d.path().filename().string();
+    const auto dash = n.rfind('-');
+    if (dash == std::string::npos || provisioned_server(n).empty()) continue;
+    ProvisionedLine l;
+    l.name = n;
+    l.flavor = n.substr(0, dash);
+    if (std::sscanf(n.c_str() + dash + 1, "%d.%d", &l.major, &l.minor) != 2) continue;
+    out.push_back(l);
+  }
+  return out;
+}
+
+/// The newest provisioned line of `flavor` older than major.minor (the release an upgrade to
+/// major.minor comes from), or nullopt when none is provisioned.
+inline std::optional<ProvisionedLine> previous_line(const std::string& flavor, int major, int minor) {
+  std::optional<ProvisionedLine> best;
+  for (const auto& l : provisioned_lines()) {
+    if (l.flavor != flavor || std::make_pair(l.major, l.minor) >= std::make_pair(major, minor)) continue;
+    if (!best || std::make_pair(l.major, l.minor) > std::make_pair(best->major, best->minor)) best = l;
+  }
+  return best;
+}
+
 /// What `--version` said: "Valkey server v=9.1.2 ..." -> {"valkey", "9.1.2"}.
 struct BinaryVersion {
-  std::string flavor;   ///< "valkey" or "redis"
+  std::string flavor;   ///< "valkey", "redis" or "redict"
   std::string version;  ///< "9.1.2"
   std::string line;     ///< the whole first line
 };
@@ -109,10 +148,10 @@ inline BinaryVersion vet_server_binary(const fs::path& binary) {
   }
   BinaryVersion v;
   v.line = line;
-  for (const char* f : {"Valkey", "Redis"}) {
+  for (const char* f : {"Valkey", "Redis", "Redict"}) {
     std::string prefix = std::string(f) + " server v=";
     if (line.rfind(prefix, 0) == 0) {
-      v.flavor = f[0] == 'V' ? "valkey" : "redis";
+      v.flavor = f[0] == 'V' ? "valkey" : std::string(f) == "Redis" ? "redis" : "redict";
       auto rest = line.substr(prefix.size());
       v.version = rest.substr(0, rest.find(' '));
       std::lock_guard<std::mutex> lock(mu);

@@ -8,7 +8,7 @@
 //   auto r = rs.replica(0).client();                // read-only view of the same data
 //
 // Each node is a process::Server (own process group, killed with its parent, 0700 dir, loopback
-// only, the same binary for all). The replicas start with `--replicaof 127.0.0.1 <primary port>`.
+// only, the same binary for all unless ReplicaSetOptions::replica_binary names another). The replicas start with `--replicaof 127.0.0.1 <primary port>`.
 // The constructor returns once every replica reports master_link_status:up with no sync in
 // progress. sync() reads the primary's master_repl_offset and waits until every replica's
 // slave_repl_offset (the offset it has applied) reaches it: never a fixed sleep. These INFO
@@ -39,6 +39,10 @@ struct ReplicaSetOptions {
   /// binary and config, with Persistence::off, plus replicaof.
   ServerOptions primary;
   int replicas = 1;
+  /// The replicas' binary when it differs from the primary's (a rolling upgrade: an 8.6 replica
+  /// of an 8.0 primary, or the other way round); empty: the primary's. A replica the primary's
+  /// data cannot reach (an RDB version it cannot load) fails to link: ServerError with its log.
+  std::filesystem::path replica_binary{};
   /// Longest wait for a link, a full sync or a catch-up.
   std::chrono::milliseconds sync_timeout{30000};
 };
@@ -119,6 +123,7 @@ class ReplicaSet {
     r.seed_files.clear();
     r.port = 0;
     r.set("replicaof", primary_->host() + " " + std::to_string(primary_->port()));
+    if (!opts_.replica_binary.empty()) r.binary = opts_.replica_binary;
     replicas_.push_back(std::make_unique<Server>(std::move(r)));
   }
 

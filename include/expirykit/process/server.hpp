@@ -12,6 +12,9 @@
 //    dies, however it dies (PR_SET_PDEATHSIG, checked against a race with getppid()); the
 //    destructor kills the group and reaps it. Note: the death signal follows the *thread* that
 //    spawned the server, so spawn servers from a thread that outlives them (e.g. the main one);
+//  - what the server forks (BGSAVE, AOF rewrite, replication children) dies with the test process
+//    too, even a SIGKILLed one, and the directory goes with it: a Reaper (process/reaper.hpp)
+//    per Server kills the whole group and removes the directory when the test process is gone;
 //  - start() waits until PING answers PONG (LOADING is waited out) and reports a server that
 //    exits or hangs with its exit status and log tail;
 //  - a port taken by someone else is detected from the log ("Address already in use") and
@@ -32,6 +35,7 @@
 #include <deque>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <string>
@@ -45,6 +49,7 @@
 #include <expirykit/process/discovery.hpp>
 #include <expirykit/process/errors.hpp>
 #include <expirykit/process/options.hpp>
+#include <expirykit/process/reaper.hpp>
 #include <expirykit/process/temp_dir.hpp>
 #include <expirykit/resp/client.hpp>
 
@@ -126,6 +131,27 @@ inline std::string describe_status(int status) {
 }
 }  // namespace detail
 
+class Server;
+
+namespace detail {
+/// Every Server alive in this process (for crash triage: which server died during a check).
+struct Spawned {
+  std::mutex mu;
+  std::vector<Server*> all;
+};
+inline Spawned& spawned() {
+  static Spawned s;
+  return s;
+}
+}  // namespace detail
+
+/// The Servers alive in this process now (kit-spawned ones only), oldest first.
+inline std::vector<Server*> spawned_servers() {
+  auto& s = detail::spawned();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.all;
+}
+
 class Server {
  public:
   /// Finds and vets the binary, creates the temp dir and starts the server (see start()).
@@ -134,6 +160,8 @@ class Server {
       : opts_(std::move(opts)), binary_(find_server_binary(opts_.binary)), version_(vet_server_binary(binary_)),
         dir_(std::make_unique<TempDir>(opts_.temp_root)) {
     dir_->keep(opts_.keep_dir || env::flag("EXPIRYKIT_KEEP_DIRS"));
+    reaper_ = std::make_unique<Reaper>(dir().string());
+    reaper_->watch_group(0, dir_->kept());
     for (const auto& f : opts_.seed_files) {
       std::error_code ec;
       std::filesystem::copy(f, dir() / f.filename(),
@@ -141,10 +169,18 @@ class Server {
       if (ec) throw ServerError("cannot copy seed file " + f.string() + " into " + dir().string() + ": " + ec.message());
     }
     start();
+    auto& reg = detail::spawned();
+    std::lock_guard<std::mutex> lock(reg.mu);
+    reg.all.push_back(this);
   }
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
   ~Server() {
+    {
+      auto& reg = detail::spawned();
+      std::lock_guard<std::mutex> lock(reg.mu);
+      std::erase(reg.all, this);
+    }
     try {
       kill();
     } catch (...) {
@@ -209,6 +245,7 @@ class Server {
     for (int i = 0; i < 500 && ::kill(-pgid_, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
     child_.reset();
     exit_status_.reset();
+    reaper_->watch_group(0, dir_->kept());
   }
   /// stop(mode) then start() in the same dir (and the same port when it is still free).
   void restart(Shutdown mode = Shutdown::save) {
@@ -226,6 +263,7 @@ class Server {
     child_->detach();  // already reaped by us; keep boost from waiting again
     ::kill(-pgid_, SIGKILL);
     child_.reset();
+    reaper_->watch_group(0, dir_->kept());
     return false;
   }
   /// Throws ServerDied with the exit status and log tail if the server is not running
@@ -292,6 +330,7 @@ class Server {
     }
     pgid_ = child_->id();
     exit_status_.reset();
+    reaper_->watch_group(pgid_, dir_->kept());
   }
 
   /// A free cluster bus port other than port_: the previous one when `keep` and it is still
@@ -347,6 +386,7 @@ class Server {
   std::filesystem::path binary_;
   BinaryVersion version_;
   std::unique_ptr<TempDir> dir_;
+  std::unique_ptr<Reaper> reaper_;  // after dir_: told to quit before the directory is removed
   std::unique_ptr<boost::process::child> child_;
   pid_t pgid_ = -1;
   int port_ = 0;

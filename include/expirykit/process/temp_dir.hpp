@@ -44,6 +44,8 @@ class TempDir {
     else std::fprintf(stderr, "expirykit: kept %s\n", path_.c_str());
   }
   const std::filesystem::path& path() const { return path_; }
+  /// Whether the directory is kept after destruction (keep()).
+  bool kept() const { return keep_; }
   /// Keep the directory after destruction (and mark it with a file ".keep" so that
   /// sweep_stale() leaves it alone too).
   void keep(bool k = true) {

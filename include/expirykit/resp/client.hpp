@@ -125,9 +125,23 @@ class Client {
     return out;
   }
 
+  /// Keeps the last `max` commands this connection sends (0: stop keeping them), for a crash
+  /// triage of what a test sent (triage/crash_triage.hpp; catch2::ServerFixture turns it on).
+  void record(std::size_t max) {
+    record_max_ = max;
+    while (recorded_.size() > max) recorded_.erase(recorded_.begin());
+  }
+  /// The commands kept by record(), oldest first.
+  const std::vector<Argv>& recorded() const { return recorded_; }
+  void clear_recorded() { recorded_.clear(); }
+
   /// Queues a command in the output buffer (sent on the next read()).
   void append(const Argv& argv) {
     check_open();
+    if (record_max_) {
+      if (recorded_.size() >= record_max_) recorded_.erase(recorded_.begin(), recorded_.begin() + static_cast<std::ptrdiff_t>(record_max_ / 2));
+      recorded_.push_back(argv);
+    }
     std::vector<const char*> ptrs;
     std::vector<std::size_t> lens;
     ptrs.reserve(argv.size());
@@ -193,6 +207,8 @@ class Client {
   std::string host_;
   int port_;
   std::unique_ptr<redisContext, detail::ContextFree> ctx_;
+  std::size_t record_max_ = 0;
+  std::vector<Argv> recorded_;
 };
 
 }  // namespace expirykit::resp

@@ -3,7 +3,8 @@
 // Flavor and version come from INFO server: Valkey prints server_name:valkey and
 // valkey_version:X.Y.Z (its redis_version is a compatibility value, 7.2.4 on Valkey 8/9);
 // Redis prints redis_version:X.Y.Z and no server_name (checked live on Valkey 8.0.1, 9.1.2,
-// Redis 7.0.15, 8.0.6). Capabilities come from COMMAND INFO, which answers nil for a command
+// Redis 7.0.15, 8.0.6, 8.6.3); Redict prints redict_version:X.Y.Z and redis_version:7.2.4, a
+// compatibility value (live 7.3.6). Capabilities come from COMMAND INFO, which answers nil for a command
 // the server does not know, so they hold for any build, not a version table.
 #pragma once
 
@@ -19,8 +20,12 @@
 
 namespace expirykit::server {
 
-enum class Flavor { valkey, redis };
-inline const char* to_string(Flavor f) { return f == Flavor::valkey ? "valkey" : "redis"; }
+/// The server's family. Redict (a fork of Redis 7.2, codeberg.org/redict) is a control line: it
+/// has no hash field TTLs.
+enum class Flavor { valkey, redis, redict };
+inline const char* to_string(Flavor f) {
+  return f == Flavor::valkey ? "valkey" : f == Flavor::redis ? "redis" : "redict";
+}
 
 struct Version {
   int major = 0, minor = 0, patch = 0;
@@ -61,7 +66,7 @@ struct Identity {
   }
 
   /// Reads INFO server and COMMAND INFO on `c`. Throws std::runtime_error if the peer does
-  /// not look like Valkey or Redis (no redis_version in INFO server).
+  /// not look like Valkey, Redis or Redict (no redis_version in INFO server).
   static Identity probe(resp::Client& c) {
     Info info = Info::fetch(c, "server");
     Identity id;
@@ -69,6 +74,9 @@ struct Identity {
     if (name && *name == "valkey") {
       id.flavor = Flavor::valkey;
       id.version = Version::parse(info.get("valkey_version").value_or("0"));
+    } else if (auto dv = info.get("redict_version")) {
+      id.flavor = Flavor::redict;
+      id.version = Version::parse(*dv);
     } else if (auto rv = info.get("redis_version")) {
       id.flavor = Flavor::redis;
       id.version = Version::parse(*rv);

@@ -25,13 +25,19 @@
 // replay script that shows it on a fresh server started with --enable-debug-command yes.
 #pragma once
 
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <expirykit/model/dialect.hpp>
+#include <expirykit/model/keyspace.hpp>
 #include <expirykit/resp/reply.hpp>
 #include <expirykit/server/identity.hpp>
 
@@ -65,6 +71,11 @@ struct KnownIssue {
   /// For a defect the model does not replay: true when a divergence on one of `commands` is this
   /// issue. Empty: none.
   std::function<bool(const Divergence&)> matches;
+  /// For a crash: true when `argv`, sent to a server holding what `ks` holds (the model before
+  /// the command, at `now_ms`), would crash it. state::Twin then does not send it and names the
+  /// row (Step::known_issue); a crash no row predicts is a FAIL with its triage
+  /// (triage/crash_triage.hpp). Empty: not a crash row.
+  std::function<bool(const model::Keyspace& ks, const resp::Argv& argv, int64_t now_ms)> crashes;
 
   bool covers(const Identity& id) const {
     return id.flavor == flavor && id.version >= from && (!until || id.version < *until);
@@ -96,6 +107,72 @@ struct KnownIssue {
 };
 
 namespace detail {
+/// A whole decimal integer (sign allowed), as the servers parse one.
+inline bool whole_number(const std::string& s, long long& out) {
+  if (s.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  out = std::strtoll(s.c_str(), &end, 10);
+  return errno == 0 && end == s.c_str() + s.size() && s.find_first_of(" \t") == std::string::npos;
+}
+inline bool iequal(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const char x = (a[i] >= 'a' && a[i] <= 'z') ? char(a[i] - 'a' + 'A') : a[i];
+    const char y = (b[i] >= 'a' && b[i] <= 'z') ? char(b[i] - 'a' + 'A') : b[i];
+    if (x != y) return false;
+  }
+  return true;
+}
+/// HSETEX with a time option (EX, PX, EXAT, PXAT; not a past PXAT/EXAT) that names one field
+/// twice, on a hash that is (or, new, will be) a hashtable and has never had a field TTL: the
+/// redis-hsetex-duplicate-field-hashtable-crash row (live 8.6.3).
+inline bool hsetex_duplicate_on_plain_hashtable(const model::Keyspace& ks, const resp::Argv& a, int64_t now) {
+  if (a.size() < 6 || !iequal(a[0], "HSETEX")) return false;
+  std::size_t fields_at = 0;
+  bool timed = false, past = false;
+  for (std::size_t i = 2; i < a.size(); ++i) {
+    if (iequal(a[i], "FIELDS")) {
+      fields_at = i;
+      break;
+    }
+    const bool abs = iequal(a[i], "EXAT") || iequal(a[i], "PXAT");
+    if ((iequal(a[i], "EX") || iequal(a[i], "PX") || abs) && i + 1 < a.size()) {
+      timed = true;
+      long long t = 0;
+      if (abs && whole_number(a[i + 1], t)) past = (iequal(a[i], "EXAT") ? t * 1000 : t) <= now;
+    }
+  }
+  if (!timed || past || !fields_at || fields_at + 1 >= a.size()) return false;
+  std::set<std::string> names;
+  bool dup = false;
+  std::size_t longest = 0;
+  for (std::size_t i = fields_at + 2; i + 1 < a.size(); i += 2) {
+    dup = dup || !names.insert(a[i]).second;
+    longest = std::max({longest, a[i].size(), a[i + 1].size()});
+  }
+  if (!dup) return false;
+  const model::Entry* e = ks.raw(a[1]);
+  const model::ListpackLimits& lim = ks.limits();
+  if (e && !e->is_hash()) return false;  // WRONGTYPE
+  if (e && (e->hash().has_volatile() || e->hash().maybe_indexed)) return false;  // it had a field TTL
+  const std::size_t count = (e ? e->hash().fields.size() : 0) + names.size();
+  const bool hashtable = (e && e->hash().encoding == model::Encoding::hashtable) || count > lim.entries || longest > lim.value;
+  return hashtable;
+}
+/// HEXPIRE, HPEXPIRE, HEXPIREAT or HPEXPIREAT whose numfields is within 4 of INT_MAX: the
+/// redis-hexpire-numfields-overflow-crash row (live 8.6.3: 2147483643 to 2147483647 crash,
+/// 2147483642 answers the arity error).
+inline bool hexpire_numfields_near_int_max(const model::Keyspace&, const resp::Argv& a, int64_t) {
+  if (a.size() < 5) return false;
+  if (!iequal(a[0], "HEXPIRE") && !iequal(a[0], "HPEXPIRE") && !iequal(a[0], "HEXPIREAT") && !iequal(a[0], "HPEXPIREAT"))
+    return false;
+  for (std::size_t i = 3; i + 1 < a.size(); ++i) {
+    long long n = 0;
+    if (iequal(a[i], "FIELDS") && whole_number(a[i + 1], n) && n >= 2147483643LL && n <= 2147483647LL) return true;
+  }
+  return false;
+}
 inline bool is_flag_named_hsetex(const resp::Argv& a) {
   if (a.size() < 3) return false;
   std::string c = a[0], k = a[1];
@@ -122,6 +199,7 @@ inline const std::vector<KnownIssue>& known_issues() {
        "HLEN h2            # replica: 1 (the expired field a)",
        {},
        {},
+       {},
        {}},
       {"valkey-copy-skips-expired-fields", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "COPY leaves the logically expired (unreclaimed) fields of a hash out of the copy, and copies a hash whose fields "
@@ -144,6 +222,7 @@ inline const std::vector<KnownIssue>& known_issues() {
        "EXISTS g g2        # 1: g is reclaimed, the empty g2 stays (specified: 0)",
        {"COPY"},
        model::Defects{.copy_skips_expired_fields = true},
+       {},
        {}},
       {"valkey-expired-fields-propagated", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "valkey-io/valkey#4732",
        "HPERSIST, HEXPIRE*, HDEL and HGETDEL naming a logically expired (unreclaimed) field next to a live one are "
@@ -161,6 +240,7 @@ inline const std::vector<KnownIssue>& known_issues() {
        "HGETALL h                 # replica: a 1 c 3 (a revived, no TTL)",
        {},
        {},
+       {},
        {}},
       {"valkey-fields-keyword-scan-includes-key", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "HSETEX and HGETEX look for their FIELDS keyword from the key on (src/t_hash.c: the scan starts at argv[0]), so "
@@ -171,6 +251,7 @@ inline const std::vector<KnownIssue>& known_issues() {
        "HGETEX fields FIELDS 1 a     # ERR value is not an integer or out of range (specified: [\"1\"])",
        {"HSETEX", "HGETEX"},
        model::Defects{.fields_keyword_scan_includes_key = true},
+       {},
        {}},
       {"valkey-fields-token-unchecked", Flavor::valkey, Version{9, 0, 0}, Version{9, 1, 2}, "valkey-io/valkey#4045",
        "HGETDEL, HPERSIST and HTTL, HPTTL, HEXPIRETIME, HPEXPIRETIME accept any token where their FIELDS keyword "
@@ -181,6 +262,7 @@ inline const std::vector<KnownIssue>& known_issues() {
        "HGETDEL key persist 1 field   # [\"value\"] (9.1.0; specified: ERR syntax error)",
        {"HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST", "HGETDEL"},
        model::Defects{.fields_token_unchecked = true},
+       {},
        {}},
       {"valkey-hsetex-flag-named-key", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "HSETEX on a key named like one of its flags (NX, XX, FNX, FXX, any case) with an expiry option is propagated "
@@ -211,7 +293,8 @@ inline const std::vector<KnownIssue>& known_issues() {
          for (const auto& a : d.commands())
            if (detail::is_flag_named_hsetex(a)) return true;
          return false;
-       }},
+       },
+       {}},
       {"valkey-hsetex-repeated-expiry", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "HSETEX with its expiry option repeated (EX 10 EX 1000, PX twice; the primary accepts it, the last one wins) is "
        "propagated with only one of them rewritten to PXAT, so the replica rejects it (syntax error) and never writes "
@@ -224,12 +307,33 @@ inline const std::vector<KnownIssue>& known_issues() {
        "primary: '-ERR syntax error' after processing the command 'hsetex'\"",
        {},
        {},
+       {},
+       {}},
+      {"valkey-hsetex-keepttl-replica-drops-key-ttl", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
+       "HSETEX KEEPTTL naming every stored field of a hash whose fields are all logically expired (unreclaimed) is "
+       "propagated as MULTI, HDEL of those fields, HSETEX, EXEC: the HDEL empties the hash on the replica, which deletes "
+       "the key with its key TTL and lets HSETEX create a new key without one, while the primary writes into the key "
+       "it kept, TTL included; the replica's copy then never expires (and a failover promotes it)",
+       "# primary with one replica attached\n"
+       "DEBUG SET-ACTIVE-EXPIRE 0\n"
+       "HSET h a 1\n"
+       "PEXPIREAT h 4102444800000\n"
+       "HPEXPIRE h 1 FIELDS 1 a\n"
+       "# wait > 1 ms\n"
+       "HSETEX h KEEPTTL FIELDS 1 a 9   # 1\n"
+       "PEXPIRETIME h                   # primary: 4102444800000\n"
+       "# on the replica, after WAIT 1 0 on the primary:\n"
+       "PEXPIRETIME h                   # replica: -1 (MONITOR shows MULTI, HDEL h a, HSETEX h KEEPTTL ..., EXEC)",
+       {},
+       {},
+       {},
        {}},
       {"valkey-script-string-not-int-encoded", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "a string holding an integer written by a script (SET from EVAL) reports OBJECT ENCODING embstr, where the same "
        "SET from a client, and Redis 8.0.6 either way, gives int (MEMORY USAGE is the same)",
        "EVAL \"return redis.call('SET', KEYS[1], ARGV[1])\" 1 k 123\n"
        "OBJECT ENCODING k      # embstr (a client's SET k 123: int)",
+       {},
        {},
        {},
        {}},
@@ -247,9 +351,10 @@ inline const std::vector<KnownIssue>& known_issues() {
        "INFO persistence     # rdb_bgsave_in_progress:1, for good; the log shows the child's ASSERTION FAILED",
        {},
        {},
+       {},
        {}},
       // state::Twin never sends these forms to a key its model holds as an empty hash
-      // (Twin::crashing_on_empty_hash): the step names this row and is not run.
+      // (KnownIssue::crashes, Twin::crashing): the step names this row and is not run.
       {"valkey-empty-hash-hrandfield-crash", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "HRANDFIELD on an empty hash (left by COPY of a hash whose fields are all logically expired, see "
        "valkey-copy-skips-expired-fields) without a count, with count 1 or with a negative count kills the server "
@@ -266,7 +371,17 @@ inline const std::vector<KnownIssue>& known_issues() {
        "HRANDFIELD h2 1, HRANDFIELD h2 -1 WITHVALUES",
        {},
        {},
-       {}},
+       {},
+       // Without a count, with count 1 or a negative one, on a key the model holds as an empty
+       // hash (live 9.1.2; counts 0 and >= 2 answer).
+       [](const model::Keyspace& ks, const resp::Argv& a, int64_t) {
+         if (a.size() < 2 || a.size() > 4 || !detail::iequal(a[0], "HRANDFIELD")) return false;
+         const model::Entry* e = ks.raw(a[1]);
+         if (!e || !e->is_hash() || !e->hash().fields.empty()) return false;
+         long long n = -1;
+         if (a.size() > 2 && (!detail::whole_number(a[2], n) || n == 0 || n > 1)) return false;
+         return a.size() < 4 || detail::iequal(a[3], "WITHVALUES");
+       }},
       {"valkey-ttl-hash-not-compact", Flavor::valkey, Version{9, 0, 0}, std::nullopt, "valkey-io/valkey#2618",
        "a field TTL converts a small listpack hash to a hashtable (no compact encoding with field TTLs) and it stays "
        "one after the TTLs are gone, so a one-field hash with a TTL costs about 2.4 times SET EX; closed upstream by "
@@ -280,7 +395,32 @@ inline const std::vector<KnownIssue>& known_issues() {
        "OBJECT ENCODING h          # hashtable: it stays one",
        {},
        {},
+       {},
        {}},
+      {"redis-hsetex-duplicate-field-hashtable-crash", Flavor::redis, Version{8, 6, 3}, std::nullopt, "unreported",
+       "HSETEX with EX, PX, EXAT or PXAT (a future time) naming one field twice, on a hashtable-encoded hash that never "
+       "had a field TTL (or a new one that will be a hashtable), fails the assertion t_hash.c:3463 "
+       "'dictExpireMeta->expireMeta.trash == 0' and the server dies; listpack hashes, hashes with a field TTL, KEEPTTL "
+       "and no option answer (live 8.6.3; Redis 8.0.6 answers 1; upstream redis/redis#14956 changes this code path "
+       "after 8.6.3, not in a release known here)",
+       "CONFIG SET hash-max-listpack-entries 0\n"
+       "HSET h a 1 b 2\n"
+       "HSETEX h EX 100 FIELDS 2 a 1 a 2   # the server dies (log: ASSERTION FAILED t_hash.c:3463); Redis 8.0.6: 1",
+       {},
+       {},
+       {},
+       detail::hsetex_duplicate_on_plain_hashtable},
+      {"redis-hexpire-numfields-overflow-crash", Flavor::redis, Version{8, 6, 3}, Version{8, 6, 4}, "redis/redis#15021",
+       "HEXPIRE, HPEXPIRE, HEXPIREAT and HPEXPIREAT with a numfields from 2147483643 to 2147483647 (INT_MAX) kill the "
+       "server with SIGSEGV (an integer overflow in the argument count; 2147483642 answers the arity error, Redis "
+       "8.0.6 the numfields error); fixed in 8.6.4 per the 8.6 release notes (redis/redis#15021)",
+       "HSET k f v\n"
+       "HEXPIRE k 100 FIELDS 2147483647 f   # the server dies (log: crashed by signal: 11); Redis 8.0.6: ERR The "
+       "`numfields` parameter must match the number of arguments",
+       {},
+       {},
+       {},
+       detail::hexpire_numfields_near_int_max},
       {"redis-hexpire-revives-expired-field", Flavor::redis, Version{8, 0, 6}, std::nullopt, "unreported",
        "HEXPIRE, HPEXPIRE, HEXPIREAT and HPEXPIREAT see a logically expired (not yet deleted) field with its past "
        "deadline: NX/XX/GT/LT compare with it, a new deadline brings its old value back (reply 1) and a past one "
@@ -297,6 +437,7 @@ inline const std::vector<KnownIssue>& known_issues() {
        "HGET h a                   # \"1\": the expired value is back (specified: nil)",
        {"HEXPIRE", "HPEXPIRE", "HEXPIREAT", "HPEXPIREAT"},
        model::Defects{.hexpire_sees_expired = true},
+       {},
        {}},
       {"redis-hmget-deletes-hash-silently", Flavor::redis, Version{8, 0, 6}, std::nullopt, "unreported",
        "HMGET whose first logically expired (not yet deleted) field is the hash's last stored field deletes the key "
@@ -315,6 +456,26 @@ inline const std::vector<KnownIssue>& known_issues() {
        "HGET h2 a       # nil; events hexpired, del",
        {"HMGET"},
        model::Defects{.hmget_deletes_hash_silently = true},
+       {},
+       {}},
+      {"redis-hsetex-fnx-replica-drops-key-ttl", Flavor::redis, Version{8, 0, 6}, std::nullopt, "unreported",
+       "HSETEX FNX naming every stored field of a hash whose fields are all logically expired (not yet deleted) is "
+       "propagated as MULTI, HDEL of those fields, HSETEX, EXEC: the HDEL empties the hash on the replica, which deletes "
+       "the key with its key TTL and lets HSETEX create a new key without one, while the primary writes into the key "
+       "it kept, TTL included; the replica's copy then never expires (and a failover promotes it)",
+       "# primary with one replica attached\n"
+       "DEBUG SET-ACTIVE-EXPIRE 0\n"
+       "HSET h a 1\n"
+       "PEXPIREAT h 4102444800000\n"
+       "HPEXPIRE h 1 FIELDS 1 a\n"
+       "# wait > 1 ms\n"
+       "HSETEX h FNX FIELDS 1 a 9       # 1\n"
+       "PEXPIRETIME h                   # primary: 4102444800000\n"
+       "# on the replica, after WAIT 1 0 on the primary:\n"
+       "PEXPIRETIME h                   # replica: -1 (MONITOR shows MULTI, HDEL h a, HSETEX h FNX ..., EXEC)",
+       {},
+       {},
+       {},
        {}},
       {"redis-hsetex-keepttl-expired-deadline", Flavor::redis, Version{8, 0, 6}, std::nullopt, "unreported",
        "HSETEX KEEPTTL over a logically expired (not yet deleted) field keeps its past deadline, so the value it "
@@ -329,6 +490,7 @@ inline const std::vector<KnownIssue>& known_issues() {
        "HGET h a                        # nil (specified: \"9\")",
        {"HSETEX"},
        model::Defects{.hsetex_keepttl_keeps_expired_deadline = true},
+       {},
        {}},
   };
   return table;

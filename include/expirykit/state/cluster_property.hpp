@@ -17,6 +17,7 @@
 #pragma once
 
 #include <functional>
+#include <set>
 #include <string>
 
 #include <expirykit/gen/commands.hpp>
@@ -29,6 +30,8 @@ inline PropertyResult check_cluster_sequences(ClusterTwin& twin, PropertyBudget 
                                               std::function<std::string(ClusterTwin&)> disturb = {}) {
   const model::Dialect d = twin.dialect();
   const std::string name = "model and a " + d.name + " cluster agree on random sequences" + (what.empty() ? "" : " (" + what + ")");
+  // Crash triage (property.hpp): the commands sent; a node that crashed is triaged standalone.
+  if (!budget.sent) budget.sent = [&twin] { return twin.twin().sent(); };
   return check_cases(name, budget, [&] {
     auto [cmds, dropped] = cluster_sequence(*gen::property_sequence(d, budget.max_len));
     twin.routing().dropped += dropped;
@@ -56,6 +59,10 @@ inline PropertyResult check_cluster_sequences(ClusterTwin& twin, PropertyBudget 
         res.summary = "state differs after " + twin.history().back().step.argv.front() + ": " + diffs.front();
         res.report = res.summary + "\n";
         for (const auto& x : diffs) res.report += "  " + x + "\n";
+        std::set<std::string> involved;
+        for (const auto& c : cmds)
+          for (const auto& k : keys_of(c)) involved.insert(k);
+        res.report += cluster_script(twin, involved);
       }
     }
     return res;

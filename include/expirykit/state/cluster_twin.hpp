@@ -321,6 +321,26 @@ class ClusterTwin {
   std::map<std::string, int> known_issues_;              ///< id -> keys re-read after failovers
 };
 
+/// The history of `twin` as a replay script (each command with the primary it ran on and both
+/// replies, topology changes as comments), then the model state of `involved`.
+inline std::string cluster_script(ClusterTwin& twin, const std::set<std::string>& involved) {
+  std::ostringstream os;
+  os << "script (replay with valkey-cli -c / redis-cli -c; comments show the primary and each reply):\n";
+  for (const auto& [node, s] : twin.history()) {
+    if (node == "topology") {
+      os << "# " << s.argv.front() << "\n";
+      continue;
+    }
+    os << resp::cli_line(s.argv) << "\n#   on " << node << "\n#   server: " << Twin::oneline(s.server)
+       << "\n#   model:  " << (s.unmodelled.empty() ? Twin::oneline(s.model) : "(unmodelled: " + s.unmodelled + ")")
+       << (s.ok ? "" : "   <-- MISMATCH") << "\n";
+  }
+  const int64_t now = twin.twin().server_time();
+  os << "model state of the keys involved (at server time " << now << "):\n";
+  for (const auto& k : involved) os << "  " << twin.model().describe(k, now) << "\n";
+  return os.str();
+}
+
 /// run_sequence() for a cluster: flushes every primary, runs `cmds` (cluster_sequence() is the
 /// caller's: commands it would drop are run and may fail), blocks whole, then compares the state
 /// of every primary. The report's script names the primary of every command and replays with
@@ -370,19 +390,7 @@ inline SequenceResult run_cluster_sequence(ClusterTwin& twin, const std::vector<
     os << "state differs after the last command:\n";
     for (auto& d : diffs) os << "  " << d << "\n";
   }
-  os << "script (replay with valkey-cli -c / redis-cli -c; comments show the primary and each reply):\n";
-  for (const auto& [node, s] : twin.history()) {
-    if (node == "topology") {
-      os << "# " << s.argv.front() << "\n";
-      continue;
-    }
-    os << resp::cli_line(s.argv) << "\n#   on " << node << "\n#   server: " << Twin::oneline(s.server)
-       << "\n#   model:  " << (s.unmodelled.empty() ? Twin::oneline(s.model) : "(unmodelled: " + s.unmodelled + ")")
-       << (s.ok ? "" : "   <-- MISMATCH") << "\n";
-  }
-  const int64_t now = twin.twin().server_time();
-  os << "model state of the keys involved (at server time " << now << "):\n";
-  for (const auto& k : involved) os << "  " << twin.model().describe(k, now) << "\n";
+  os << cluster_script(twin, involved);
   res.report = os.str();
   return res;
 }

@@ -44,6 +44,7 @@ inline rc::Gen<DurableCase> durable_case() {
 inline PropertyResult check_durable_sequences(Twin& twin, Copies& copies, PropertyBudget budget = {60, 30},
                                               DurableOptions opt = {}) {
   const model::Dialect d = twin.dialect();
+  if (!budget.sent) budget.sent = [&twin] { return twin.sent(); };  // crash triage (property.hpp)
   return check_cases("every copy of the data agrees with " + d.name + "'s model", budget, [&] {
     const DurableCase dc = *durable_case();
     const auto cmds = dc.pause_active_expiry ? *gen::sequence_with_near_ttls(d, budget.max_len) : *gen::sequence(d, budget.max_len);

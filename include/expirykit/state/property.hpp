@@ -21,16 +21,22 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
 #include <rapidcheck.h>
 
 #include <expirykit/env.hpp>
 #include <expirykit/gen/commands.hpp>
+#include <expirykit/process/server.hpp>
 #include <expirykit/resp/reply.hpp>
 #include <expirykit/state/sequence.hpp>
+#include <expirykit/triage/crash_triage.hpp>
 
 namespace expirykit::state {
 
@@ -71,6 +77,12 @@ struct PropertyBudget {
   /// Shrink a failing case (RapidCheck). false reports the first failing case as drawn: for
   /// properties where every try is slow (a cluster failover per case takes seconds on Redis).
   bool shrink = true;
+  /// The commands the case under way has sent (e.g. Twin::sent()), for a crash triage: when a
+  /// case throws and a kit-spawned server has logged a crash since the property started, the
+  /// property stops drawing and shrinking on the dead server and hands these commands to
+  /// triage::triage_crash (fresh server per try, shortest crashing sequence, verified replay).
+  /// Empty: a crash is reported as the exception it caused.
+  std::function<std::vector<resp::Argv>()> sent;
 };
 
 struct PropertyResult {
@@ -91,7 +103,20 @@ struct PropertyResult {
   /// check_sequences(): the command x field-state cells of this run's commands, shrinking
   /// included (state/coverage.hpp; format_cells(), unreached()). Empty for other properties.
   Cells cells;
+  /// A server crashed during the property (PropertyBudget::sent): the triage; then `summary`
+  /// names the crash and the crashing command, `report` holds the verified replay.
+  std::optional<triage::CrashTriage> crash;
 };
+
+namespace detail {
+/// The kit-spawned servers whose log holds a crash report now.
+inline std::set<process::Server*> crashed_servers() {
+  std::set<process::Server*> out;
+  for (auto* s : process::spawned_servers())
+    if (triage::CrashReport::read(s->log_path()).found) out.insert(s);
+  return out;
+}
+}  // namespace detail
 
 /// The shell command that re-runs one round of a property with `seed`: RC_PARAMS, the scale,
 /// EXPIRYKIT_PROP_SECONDS=0, the server variables set now, this binary and `test_name`.
@@ -128,6 +153,10 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
   meta.id = meta.description = what;
   QuietListener quiet;
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  // Crash triage (PropertyBudget::sent): servers that had crashed before do not count.
+  const std::set<process::Server*> crashed_before = budget.sent ? detail::crashed_servers() : std::set<process::Server*>{};
+  process::Server* crashed = nullptr;
+  std::vector<resp::Argv> crash_cmds;
   for (int round = 0;; ++round) {
     // Round seeds after the first: splitmix64 of the base seed and the round number.
     std::uint64_t z = base_seed + 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(round);
@@ -137,6 +166,7 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
     ++res.rounds;
     auto result = rc::detail::checkTestable(
         [&] {
+          RC_ASSERT(crashed == nullptr);  // after a crash: no more tries on the dead server
           SequenceResult out;
           try {
             out = one_case();
@@ -144,6 +174,16 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
             out.ok = false;
             out.summary = std::string("the case threw: ") + e.what();
             out.report = out.summary + "\n";
+            if (budget.sent) {
+              // The connection breaks when the crashed server exits, after its report; a short
+              // look again covers a report still being written.
+              for (int i = 0; i < 10 && !crashed; ++i) {
+                for (auto* s : detail::crashed_servers())
+                  if (!crashed_before.count(s)) crashed = s;
+                if (!crashed) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+              }
+              if (crashed) crash_cmds = budget.sent();
+            }
           }
           res.commands += out.steps;
           for (const auto& [id, n] : out.known_issues) res.known_issues[id] += n;
@@ -169,6 +209,24 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
     res.shrunk_len = last_len;
     const std::string replay = replay_command(params.seed, budget.test_name);
     std::ostringstream os;
+    if (crashed) {
+      // The triage replaces RapidCheck's shrink: every try on a fresh server.
+      try {
+        res.crash = triage::triage_crash(crashed->options(), crash_cmds, crashed->log_path());
+        const std::string msg = res.crash->message();
+        res.shrunk_len = res.crash->minimal.size();
+        res.summary = msg.substr(0, msg.find('\n')) + " | seed " + std::to_string(params.seed) + " | replay: " + replay;
+        os << res.summary << "\n" << what << ": round " << round + 1 << " (seed " << params.seed
+           << "): the server " << crashed->address() << " crashed; re-run: " << replay << "\n"
+           << msg;
+      } catch (const std::exception& e) {
+        res.summary = "a server crashed and its triage failed: " + std::string(e.what()) + " | seed " +
+                      std::to_string(params.seed) + " | replay: " + replay;
+        os << res.summary << "\n" << last_report;
+      }
+      res.report = os.str();
+      break;
+    }
     res.summary = (last_summary.empty() ? std::string("property failed") : last_summary) + " | seed " +
                   std::to_string(params.seed) + " | replay: " + replay;
     os << res.summary << "\n"
@@ -211,6 +269,7 @@ inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
   budget.more = [&](int sequences) {
     return sequences >= min_sequences_for_reach && !unreached(twin.cells().since(before), d).empty();
   };
+  if (!budget.sent) budget.sent = [&twin] { return twin.sent(); };
   auto res = check_cases("model and " + d.name + " agree on random sequences", budget, [&] {
     if (twin.observing_events()) twin.set_event_flags(*rc::gen::elementOf(event_flag_choices()));
     const auto cmds = *gen::property_sequence(d, budget.max_len);

@@ -42,6 +42,30 @@ inline bool names_expired_field(const model::Keyspace& ks, const Argv& a, int64_
   return false;
 }
 
+/// HSETEX with the option `opt` (KEEPTTL, FNX) whose fields name every stored field of a hash
+/// that stores at least one and whose stored fields are all logically expired: the server
+/// propagates the lazy deletion as HDEL first, which deletes the key on the replica. `now` is
+/// taken before the command runs, so a field due within the next second counts as expired too
+/// (excusing a key more than needed is harmless; missing one fails the property).
+inline bool hsetex_over_all_expired(const model::Keyspace& ks, const Argv& a, int64_t now, const char* opt) {
+  if (a.size() < 5 || model::upper(a[0]) != "HSETEX") return false;
+  std::size_t fields_at = 0;
+  bool has_opt = false;
+  for (std::size_t i = 2; i < a.size() && !fields_at; ++i) {
+    const std::string u = model::upper(a[i]);
+    if (u == "FIELDS") fields_at = i;
+    has_opt = has_opt || u == opt;
+  }
+  if (!has_opt || !fields_at) return false;
+  const model::Entry* e = ks.peek(a[1], now);
+  if (!e || !e->is_hash() || e->hash().fields.empty()) return false;
+  std::set<std::string> named;
+  for (std::size_t i = fields_at + 2; i < a.size(); i += 2) named.insert(a[i]);
+  for (const auto& [name, f] : e->hash().fields)
+    if (!f.expire_ms || *f.expire_ms > now + 1000 || !named.count(name)) return false;
+  return true;
+}
+
 /// The triggers of the known primary/replica divergences (rows of server/known_issues.hpp,
 /// established by suites/durability/replica.cpp).
 inline const std::vector<ReplicaTrigger>& replica_triggers() {
@@ -68,6 +92,14 @@ inline const std::vector<ReplicaTrigger>& replica_triggers() {
            timed += u == "EX" || u == "PX" || u == "EXAT" || u == "PXAT";
          }
          return timed > 1 ? std::vector<std::string>{a[1]} : std::vector<std::string>{};
+       }},
+      {"valkey-hsetex-keepttl-replica-drops-key-ttl",
+       [](const model::Keyspace& ks, const Argv& a, int64_t now) {
+         return hsetex_over_all_expired(ks, a, now, "KEEPTTL") ? std::vector<std::string>{a[1]} : std::vector<std::string>{};
+       }},
+      {"redis-hsetex-fnx-replica-drops-key-ttl",
+       [](const model::Keyspace& ks, const Argv& a, int64_t now) {
+         return hsetex_over_all_expired(ks, a, now, "FNX") ? std::vector<std::string>{a[1]} : std::vector<std::string>{};
        }},
       {"valkey-hsetex-flag-named-key",
        // The propagated HSETEX loses its key, so the replica writes another key (the next

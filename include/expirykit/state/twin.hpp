@@ -41,6 +41,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -215,7 +216,19 @@ class Twin {
   const model::Dialect& dialect() const { return d_; }
   const Options& options() const { return opt_; }
   const std::vector<Step>& history() const { return history_; }
-  void clear_history() { history_.clear(); }
+  void clear_history() {
+    history_.clear();
+    inflight_.reset();
+  }
+  /// The commands of history(), and the one run() was sending when it threw (a server that
+  /// died, say): what a crash triage replays (triage/crash_triage.hpp).
+  std::vector<Argv> sent() const {
+    std::vector<Argv> out;
+    for (const auto& s : history_)
+      if (!s.server.is_status() || s.server.str().rfind("(not sent", 0) != 0) out.push_back(s.argv);
+    if (inflight_) out.push_back(*inflight_);
+    return out;
+  }
   /// FLUSHALL SYNC on the server, an empty model (counters kept), no history, and the events
   /// that came before forgotten: a fresh start for a sequence.
   void flushall() {
@@ -229,6 +242,7 @@ class Twin {
     ks_.clear();
     tracking_model_.tracked.clear();
     history_.clear();
+    inflight_.reset();
     hlen_unknown_.clear();
     compare_background_events();
   }
@@ -246,11 +260,23 @@ class Twin {
   static constexpr int64_t max_window_ms = 10000;
 
   Step run(const Argv& argv_in) {
+    // Until run() returns, the command counts as sent (Twin::sent()); a throw keeps it there.
+    inflight_ = argv_in;
+    struct Done {
+      std::optional<Argv>& f;
+      int before = std::uncaught_exceptions();
+      ~Done() {
+        if (std::uncaught_exceptions() == before) f.reset();
+      }
+    } done{inflight_};
     const Argv argv = resolve_dump_ref(argv_in);
+    inflight_ = argv;  // a RESTORE with the payload it resolved
     Step s;
     s.argv = argv;
     const std::string u = argv.empty() ? std::string() : model::upper(argv[0]);
-    if (const auto* k = crashing_on_empty_hash(argv)) {  // not sent: the server would die
+    if (const auto* k = crashing(argv)) {  // not sent: the server would die (a crash row)
+      // The generators reached the cell; the step names the row that kept it from the server.
+      cells_.record(ks_, d_, argv, nullptr, false, history_.empty() ? 0 : history_.back().after_ms);
       s.server = s.model = Reply::status("(not sent: known issue " + k->id + ")");
       s.known_issue = k->id;
       s.ok = true;
@@ -556,15 +582,21 @@ class Twin {
   /// row without sending it, model unchanged. nullptr otherwise. Only a command run on its own
   /// (or queued in MULTI, judged against the state before it) is checked: the generators never
   /// put HRANDFIELD in a transaction or the sequence script.
-  const server::KnownIssue* crashing_on_empty_hash(const Argv& argv) const {
-    if (!opt_.server || argv.size() < 2 || argv.size() > 4 || model::upper(argv[0]) != "HRANDFIELD") return nullptr;
-    const model::Entry* e = ks_.raw(argv[1]);
-    if (!e || !e->is_hash() || !e->hash().fields.empty()) return nullptr;
-    long long n = -1;
-    if (argv.size() > 2 && (!model::parse_ll(argv[2], n) || n == 0 || n > 1)) return nullptr;
-    if (argv.size() == 4 && !model::iequals(argv[3], "WITHVALUES")) return nullptr;
-    const auto* k = server::find_known_issue("valkey-empty-hash-hrandfield-crash");
-    return k && k->covers(*opt_.server) ? k : nullptr;
+  /// The crash row (server/known_issues.hpp, KnownIssue::crashes) that says `argv` would crash
+  /// the server under test, given the model's state; nullptr when none does (or no server is
+  /// named in Options::server). A batch (EXEC is never held back: its commands were looked at
+  /// when queued; the sequence script) counts when one of its commands would crash.
+  const server::KnownIssue* crashing(const Argv& argv) const {
+    if (!opt_.server || argv.empty()) return nullptr;
+    std::vector<Argv> looked_at{argv};
+    if (auto inner = model::sequence_eval_commands(argv)) looked_at = *inner;
+    const int64_t now = history_.empty() ? 0 : history_.back().after_ms;
+    for (const auto& k : server::known_issues()) {
+      if (!k.crashes || !k.covers(*opt_.server)) continue;
+      for (const auto& a : looked_at)
+        if (k.crashes(ks_, a, now)) return &k;
+    }
+    return nullptr;
   }
 
   /// See dump_ref.
@@ -779,6 +811,7 @@ class Twin {
   Options opt_;
   model::Keyspace ks_;
   std::vector<Step> history_;
+  std::optional<Argv> inflight_;  // the command of the run() under way (sent())
   bool limits_read_ = false;
   std::unique_ptr<observe::KeyspaceEvents> events_;
   uint64_t marker_seq_ = 0;

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Measures the kit's compile cost: a full build of one build dir (wall time), every TU's
+# compile time and peak memory (each compiler run wrapped in /usr/bin/time), and optionally an
+# incremental build after touching one header.
+# usage: bench/build_cost.sh [--dir DIR] [--touch HEADER] [--jobs N] [-- extra cmake args]
+# Output: DIR.cost/tu.tsv (seconds, peak KiB, object), DIR.cost/summary.txt; prints the summary.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+dir="$root/build-cost"; touch_h=""; jobs=${EXPIRYKIT_JOBS:-$(nproc)}; extra=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dir) dir=$2; shift 2 ;;
+    --touch) touch_h=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
+    --) shift; extra=("$@"); break ;;
+    -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
+    *) echo "build_cost: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+case "$dir" in /*) ;; *) dir="$root/$dir" ;; esac
+out="$dir.cost"; rm -rf "$dir" "$out"; mkdir -p "$out"
+wrap="$out/cc-wrap"
+cat >"$wrap" <<W
+#!/usr/bin/env bash
+obj=unknown; prev=""
+for a in "\$@"; do [ "\$prev" = -o ] && obj=\$a; prev=\$a; done
+exec /usr/bin/time -a -o "$out/tu.raw" -f "%e\t%M\t\$obj" "\$@"
+W
+chmod +x "$wrap"
+cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="${EXPIRYKIT_BUILD_TYPE:-Release}" \
+  -DCMAKE_CXX_COMPILER_LAUNCHER="$wrap" "${extra[@]}" >"$out/configure.log"
+t0=$(date +%s.%N)
+cmake --build "$dir" -j "$jobs" >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+t1=$(date +%s.%N)
+grep -v '\.o$' -v "$out/tu.raw" >/dev/null 2>&1 || true
+grep -E '\.o$' "$out/tu.raw" | sort -t$'\t' -k1,1 -rn >"$out/tu.tsv" || true
+full=$(echo "$t1 - $t0" | bc)
+{
+  echo "full build of $(basename "$dir") (-j$jobs, ${EXPIRYKIT_BUILD_TYPE:-Release} ${extra[*]}): ${full} s"
+  awk -F'\t' '{n++; s+=$1; if ($2>m) m=$2} END {printf "TUs: %d, compile time summed: %.1f s, largest peak memory: %.0f MiB\n", n, s, m/1024}' "$out/tu.tsv"
+  echo "slowest TUs (s, peak MiB):"
+  head -8 "$out/tu.tsv" | awk -F'\t' '{printf "  %6.1f  %5.0f  %s\n", $1, $2/1024, $3}'
+} | tee "$out/summary.txt"
+if [ -n "$touch_h" ]; then
+  : >"$out/tu.raw"
+  touch "$root/$touch_h"
+  t0=$(date +%s.%N); cmake --build "$dir" -j "$jobs" >>"$out/build.log" 2>&1; t1=$(date +%s.%N)
+  n=$(grep -cE '\.o$' "$out/tu.raw" || true)
+  echo "incremental after touching $touch_h: $(echo "$t1 - $t0" | bc) s, $n TUs recompiled" | tee -a "$out/summary.txt"
+fi

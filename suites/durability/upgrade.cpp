@@ -1,0 +1,304 @@
+// Data and replication across releases, as an upgrade meets them: an RDB and an AOF written by
+// the previous release of this server's flavor, loaded by this one; a replica of this release
+// following a primary of the previous one, and the other way round where the older release can
+// load what the newer one sends (an 8.0 replica cannot read an 8.6 full sync: RDB format 13,
+// src/rdb.h RDB_VERSION; the check says so and is NOT SUPPORTED there).
+//
+// The previous release: EXPIRYKIT_UPGRADE_FROM (a provisioned name such as redis-8.0, or a
+// server binary), else the newest provisioned line of this flavor older than the server under
+// test (process::previous_line: redis-8.6 -> redis-8.0, valkey-9.1 -> valkey-8.1, redis-8.0 ->
+// redis-7.0). When it has no field TTLs (valkey-8.1, redis-7.0) the data is plain hashes, strings
+// and key TTLs; otherwise field TTLs too (far deadlines, listpack and hashtable hashes, key TTLs
+// beside field TTLs). Compared after the load: every key, field, value and absolute expiry
+// (state::Snapshot, to the millisecond), and OBJECT ENCODING of every hash as this release's
+// dialect predicts for a load (model::loaded_encoding). With field TTLs on both sides the
+// durability property then runs on the mixed pair (state/durable_property.hpp).
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <expirykit/catch2/fixture.hpp>
+#include <expirykit/env.hpp>
+#include <expirykit/model/model.hpp>
+#include <expirykit/process/discovery.hpp>
+#include <expirykit/process/replica_set.hpp>
+#include <expirykit/process/server.hpp>
+#include <expirykit/server/clock.hpp>
+#include <expirykit/server/identity.hpp>
+#include <expirykit/state/durable_property.hpp>
+#include <expirykit/state/snapshot.hpp>
+
+using namespace expirykit;
+using resp::Reply;
+namespace fs = std::filesystem;
+
+namespace {
+
+class Upgrade : public catch2::ServerFixture {
+ protected:
+  /// The previous release's binary (see the file comment); SKIPs when none is provisioned.
+  fs::path previous() {
+    require_own_server("starts servers of two releases");
+    if (const auto from = env::get("EXPIRYKIT_UPGRADE_FROM")) {
+      if (from->find('/') != std::string::npos) return *from;
+      const auto p = process::provisioned_server(*from);
+      if (p.empty()) FAIL("EXPIRYKIT_UPGRADE_FROM=" << *from << " names no provisioned server (ci/provision-servers " << *from << ")");
+      return p;
+    }
+    const auto& id = identity();
+    const auto l = process::previous_line(server::to_string(id.flavor), id.version.major, id.version.minor);
+    if (!l)
+      SKIP("not supported by " << id.to_string() << ": no older " << server::to_string(id.flavor)
+                               << " release is provisioned to upgrade from (ci/provision-servers <flavor>-<major>.<minor>)");
+    return process::provisioned_server(l->name);
+  }
+  fs::path current() { return target().owned()->binary(); }
+
+  static server::Identity identity_of(process::Server& s) {
+    auto c = s.client();
+    return server::Identity::probe(c);
+  }
+  static std::optional<model::Dialect> dialect_of(const server::Identity& id) {
+    return model::Dialect::for_server(server::to_string(id.flavor), id.version.major, id.version.minor);
+  }
+
+  /// Writes the data set (see the file comment) through `c`; field TTLs when `field_ttl`.
+  static void write_data(resp::Client& c, bool field_ttl) {
+    const int64_t now = server::now_ms(c);
+    const int64_t far = now + 3'600'000, farther = now + 7'200'000;
+    auto ok = [&](const resp::Argv& a) {
+      const Reply r = c.call(a);
+      INFO(resp::cli_line(a) << " -> " << r);
+      REQUIRE_FALSE(r.is_error());
+    };
+    ok({"SET", "s:plain", "v"});
+    ok({"SET", "s:ttl", "v", "PXAT", std::to_string(far)});
+    ok({"HSET", "h:small", "a", "1", "b", "2"});
+    ok({"HSET", "h:keyttl", "a", "1"});
+    ok({"PEXPIREAT", "h:keyttl", std::to_string(far)});
+    ok({"HSET", "h:long", "a", std::string(100, 'x')});  // past hash-max-listpack-value: hashtable
+    resp::Argv big{"HSET", "h:big"};
+    for (int i = 0; i < 600; ++i) big.insert(big.end(), {"f" + std::to_string(i), std::to_string(i)});
+    ok(big);  // past hash-max-listpack-entries (512): hashtable
+    if (!field_ttl) return;
+    ok({"HSET", "t:small", "a", "1", "b", "2", "c", "3"});
+    ok({"HPEXPIREAT", "t:small", std::to_string(far), "FIELDS", "2", "a", "b"});
+    ok({"HSETEX", "t:hsetex", "PXAT", std::to_string(farther), "FIELDS", "2", "x", "1", "y", "2"});
+    ok({"HSET", "t:both", "a", "1", "b", "2"});
+    ok({"HPEXPIREAT", "t:both", std::to_string(far), "FIELDS", "1", "a"});
+    ok({"PEXPIREAT", "t:both", std::to_string(farther)});
+    resp::Argv bigttl{"HSET", "t:big"};
+    for (int i = 0; i < 600; ++i) bigttl.insert(bigttl.end(), {"f" + std::to_string(i), std::to_string(i)});
+    ok(bigttl);
+    ok({"HPEXPIREAT", "t:big", std::to_string(far), "FIELDS", "3", "f1", "f2", "f3"});
+    ok({"HSET", "t:persisted", "a", "1"});
+    ok({"HPEXPIREAT", "t:persisted", std::to_string(far), "FIELDS", "1", "a"});
+    ok({"HPERSIST", "t:persisted", "FIELDS", "1", "a"});
+  }
+
+  /// The hash at `key` of `snap` as the model holds it, with `enc` the encoding it had before.
+  static model::Hash as_model_hash(const state::KeySnapshot& k, model::Encoding enc) {
+    model::Hash h;
+    for (const auto& [f, v] : k.fields) h.fields[f] = model::Field{v.value, v.expire_ms};
+    h.encoding = enc;
+    return h;
+  }
+  static model::Encoding encoding_of(const std::string& e) {
+    return e == "listpackex" ? model::Encoding::listpackex : e == "hashtable" ? model::Encoding::hashtable : model::Encoding::listpack;
+  }
+
+  /// CHECKs that `loaded` (the new release, after loading) holds exactly what `before` (the old
+  /// one) held, and that each hash has the encoding the new dialect predicts for a load.
+  /// `replayed`: the data came back as commands (an AOF whose base was rewritten without the RDB
+  /// preamble), so each hash was built anew: its encoding is that of a fresh write of its fields,
+  /// not the one the previous release had (a Redis hash that had a field TTL keeps listpackex
+  /// through an RDB, not through HSET; live 8.0.6 and 8.6.3).
+  static void check_loaded(const state::Snapshot& before, const std::map<std::string, std::string>& enc_before,
+                           process::Server& loaded, const std::string& how, bool replayed = false) {
+    auto c = loaded.client();
+    const auto after = state::Snapshot::take(c, how);
+    const auto diffs = state::diff(before, after);
+    std::string all;
+    for (const auto& d : diffs) all += "  " + d + "\n";
+    INFO(how << ": differences from what the previous release held:\n" << all);
+    CHECK(diffs.empty());
+    const auto id = server::Identity::probe(c);
+    const auto d = dialect_of(id);
+    model::ListpackLimits lim;
+    const Reply e = c("CONFIG", "GET", "hash-max-listpack-entries");
+    const Reply v = c("CONFIG", "GET", "hash-max-listpack-value");
+    if (e.is_array() && e.size() == 2) lim.entries = std::stoul(e[1].str());
+    if (v.is_array() && v.size() == 2) lim.value = std::stoul(v[1].str());
+    for (const auto& [key, k] : before.keys) {
+      if (k.type != "hash") continue;
+      const auto h = as_model_hash(k, replayed ? model::Encoding::listpack : encoding_of(enc_before.at(key)));
+      // Without a dialect (no field TTLs) the data has none: the rule both flavors share.
+      const model::Encoding want =
+          d ? model::loaded_encoding(*d, h, lim)
+            : (h.fields.size() > lim.entries || std::any_of(h.fields.begin(), h.fields.end(), [&](const auto& f) {
+                 return f.first.size() > lim.value || f.second.value.size() > lim.value;
+               }))
+                  ? model::Encoding::hashtable
+                  : model::Encoding::listpack;
+      const Reply got = c("OBJECT", "ENCODING", key);
+      INFO(how << ": OBJECT ENCODING " << key << " (before: " << enc_before.at(key) << ")");
+      CHECK(got == Reply::string(model::to_string(want)));
+    }
+  }
+
+  static std::map<std::string, std::string> encodings(resp::Client& c, const state::Snapshot& s) {
+    std::map<std::string, std::string> out;
+    for (const auto& [key, k] : s.keys)
+      if (k.type == "hash") out[key] = c("OBJECT", "ENCODING", key).str();
+    return out;
+  }
+};
+
+}  // namespace
+
+TEST_CASE_METHOD(Upgrade, "Upgrade: an RDB of the previous release loads here with every field, value and absolute expiry",
+                 "[durability][upgrade]") {
+  const fs::path from = previous();
+  process::ServerOptions o;
+  o.binary = from;
+  o.persistence = process::Persistence::rdb;
+  process::Server old(o);
+  const auto old_id = identity_of(old);
+  INFO("from " << old_id.to_string() << " (" << from.string() << ") to " << identity().to_string());
+  auto c = old.client();
+  write_data(c, old_id.caps.field_ttl() && identity().caps.field_ttl());
+  const auto before = state::Snapshot::take(c, old_id.to_string());
+  const auto enc = encodings(c, before);
+  REQUIRE(c("SAVE") == Reply::ok());
+  process::ServerOptions n;
+  n.binary = current();
+  n.persistence = process::Persistence::rdb;
+  n.seed_files = {old.dir() / "dump.rdb"};
+  process::Server loaded(n);
+  check_loaded(before, enc, loaded, identity().to_string() + " loaded from " + old_id.to_string() + "'s dump.rdb");
+}
+
+TEST_CASE_METHOD(Upgrade, "Upgrade: an AOF of the previous release (rewritten base and incremental part) loads here likewise",
+                 "[durability][upgrade]") {
+  const fs::path from = previous();
+  const bool preamble = GENERATE(true, false);
+  process::ServerOptions o;
+  o.binary = from;
+  o.persistence = process::Persistence::aof;
+  o.aof_rdb_preamble = preamble;
+  process::Server old(o);
+  const auto old_id = identity_of(old);
+  INFO("from " << old_id.to_string() << " to " << identity().to_string() << ", aof-use-rdb-preamble "
+               << (preamble ? "yes" : "no"));
+  auto c = old.client();
+  const bool ttl = old_id.caps.field_ttl() && identity().caps.field_ttl();
+  write_data(c, ttl);
+  // The base file: a rewrite of what is there now; then more writes go to the incremental part.
+  REQUIRE_FALSE(c("BGREWRITEAOF").is_error());
+  for (int i = 0; i < 500; ++i) {
+    const Reply r = c("INFO", "persistence");
+    if (r.str().find("aof_rewrite_in_progress:0") != std::string::npos &&
+        r.str().find("aof_rewrite_scheduled:0") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  c("HSET", "after:rewrite", "a", "1");
+  c("SET", "after:s", "v", "PXAT", std::to_string(server::now_ms(c) + 3'600'000));
+  if (ttl) c("HSETEX", "after:ttl", "PXAT", std::to_string(server::now_ms(c) + 3'600'000), "FIELDS", "1", "f", "v");
+  const auto before = state::Snapshot::take(c, old_id.to_string());
+  const auto enc = encodings(c, before);
+  old.stop(process::Shutdown::nosave);  // appendfsync always: every write is in the AOF
+  process::ServerOptions n;
+  n.binary = current();
+  n.persistence = process::Persistence::aof;
+  n.seed_files = {old.dir() / "appendonlydir"};
+  process::Server loaded(n);
+  check_loaded(before, enc, loaded, identity().to_string() + " loaded from " + old_id.to_string() + "'s appendonlydir",
+               !preamble);
+}
+
+TEST_CASE_METHOD(Upgrade, "Upgrade: a replica of this release follows a primary of the previous one",
+                 "[durability][upgrade][replica]") {
+  const fs::path from = previous();
+  process::ReplicaSetOptions o;
+  o.primary.binary = from;
+  o.primary.persistence = process::Persistence::aof;
+  o.replica_binary = current();
+  auto set = std::make_unique<process::ReplicaSet>(o);
+  const auto old_id = identity_of(set->primary());
+  INFO("primary " << old_id.to_string() << ", replica " << identity().to_string());
+  auto c = set->primary().client();
+  const bool ttl = old_id.caps.field_ttl() && identity().caps.field_ttl();
+  write_data(c, ttl);
+  set->sync();
+  {
+    auto rc = set->replica().client();
+    const auto diffs = state::diff(state::Snapshot::take(c, "primary " + old_id.to_string()),
+                                   state::Snapshot::take(rc, "replica " + identity().to_string()));
+    std::string all;
+    for (const auto& d : diffs) all += "  " + d + "\n";
+    INFO("replica vs primary after the data set:\n" << all);
+    CHECK(diffs.empty());
+  }
+  const auto d = dialect_of(old_id);
+  if (!ttl || !d) return;  // plain data only: compared above
+  // The durability property on the mixed pair: commands go to the (old) primary and its model;
+  // the (new) replica, an RDB load by the new release and the primary's own AOF are compared.
+  process::ServerOptions lo;
+  lo.binary = current();
+  process::Server loader(lo);
+  state::Twin::Options topt;
+  topt.server = old_id;
+  state::Twin t(c, *d, topt);
+  state::Copies copies{*set, loader};
+  state::DurableOptions opt;
+  opt.server = old_id;
+  auto r = state::check_durable_sequences(t, copies, state::PropertyBudget{10, 30, 5, catch2::current_test_name()}, opt);
+  UNSCOPED_INFO(r.sequences << " sequences, " << r.commands << " commands in " << r.seconds << " s, seed " << r.seed);
+  if (!r.ok) FAIL(r.report);
+  CHECK(r.commands > 0);
+}
+
+TEST_CASE_METHOD(Upgrade, "Upgrade: a replica of the previous release follows a primary of this one, where it can",
+                 "[durability][upgrade][replica]") {
+  const fs::path from = previous();
+  process::ReplicaSetOptions o;
+  o.primary.binary = current();
+  o.replica_binary = from;
+  o.sync_timeout = std::chrono::milliseconds(8000);
+  std::unique_ptr<process::ReplicaSet> set;
+  try {
+    set = std::make_unique<process::ReplicaSet>(o);
+  } catch (const process::ServerError& e) {
+    // An older replica that cannot load the newer release's full sync: "Can't handle RDB format
+    // version" in its log (Valkey and Redis src/rdb.c rdbLoadRio).
+    const std::string what = e.what();
+    if (what.find("RDB format version") != std::string::npos || what.find("Can't handle RDB") != std::string::npos)
+      SKIP("not supported by " << identity().to_string() << " as a primary of the previous release: its replica "
+                               << "cannot load this release's full sync (RDB format):\n" << what);
+    throw;
+  }
+  const auto old_id = identity_of(set->replica());
+  INFO("primary " << identity().to_string() << ", replica " << old_id.to_string());
+  auto c = set->primary().client();
+  const bool ttl = old_id.caps.field_ttl() && identity().caps.field_ttl();
+  write_data(c, ttl);
+  set->sync();
+  auto rc = set->replica().client();
+  const auto diffs = state::diff(state::Snapshot::take(c, "primary " + identity().to_string()),
+                                 state::Snapshot::take(rc, "replica " + old_id.to_string()));
+  std::string all;
+  for (const auto& d : diffs) all += "  " + d + "\n";
+  INFO("replica vs primary after the data set:\n" << all);
+  CHECK(diffs.empty());
+}
