@@ -199,13 +199,14 @@ inline std::string release_report(const ReleaseComparison& all, const std::strin
     os << "\n### " << c0.subject() << ": " << items.size() << "\n\n";
     for (std::size_t i = 0; i < items.size() && i < examples; ++i) {
       const Change& c = *items[i];
-      os << "```text\n" << resp::cli_line(c.argv) << "\n";
-      if (c.kind != "state" && c.kind != "encoding" && c.kind != "counter") {
+      const bool after_sequence = c.kind == "state" || c.kind == "encoding" || c.kind == "counter";
+      os << "```text\n" << (after_sequence ? std::string("after the sequence below:") : resp::cli_line(c.argv)) << "\n";
+      if (!after_sequence) {
         os << "  " << from << " (and its model): " << detail::oneline(c.before) << "\n";
         os << "  " << to << ": " << detail::oneline(c.after) << "\n";
       }
       if (!c.detail.empty() && (c.kind != "reply" && c.kind != "error text")) os << "  " << c.detail << "\n";
-      if (c.script.size() > 1) {
+      if (c.script.size() > 1 && c.kind != "error text") {  // an error text shows on any state
         os << "  replay:\n";
         for (const auto& a : c.script) os << "    " << resp::cli_line(a) << "\n";
       }

@@ -150,6 +150,8 @@ struct CrashReport {
           const auto colon = l.find("]: ");
           if (colon == std::string::npos) continue;
           std::string v = l.substr(colon + 3);
+          // Valkey writes argv[i]: "x", Redis 8.6 argv[i]: '"x"' (live).
+          if (v.size() >= 2 && v.front() == '\'' && v.back() == '\'') v = v.substr(1, v.size() - 2);
           if (v.size() >= 2 && v.front() == '"' && v.back() == '"') v = v.substr(1, v.size() - 2);
           r.argv.push_back(v);
         }
