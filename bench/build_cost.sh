@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Measures the kit's compile cost: a full build of one build dir (wall time), every TU's
-# compile time and peak memory (each compiler run wrapped in /usr/bin/time), and optionally an
-# incremental build after touching one header.
+# Measures the kit's compile cost: a full build of one build dir from nothing (wall time), every
+# TU's compile time and peak memory (each compiler run wrapped in GNU time, /usr/bin/time), and
+# optionally an incremental build after touching one header. The build dir is removed first.
 # usage: bench/build_cost.sh [--dir DIR] [--touch HEADER] [--jobs N] [-- extra cmake args]
-# Output: DIR.cost/tu.tsv (seconds, peak KiB, object), DIR.cost/summary.txt; prints the summary.
+#   --dir DIR      the build dir (default: build-cost), relative to the checkout
+#   --touch H      then touch H (relative to the checkout) and time the incremental build
+#   --jobs N       parallel jobs (default: EXPIRYKIT_JOBS, else the number of cores)
+#   extra args     go to cmake, e.g. -- -DEXPIRYKIT_SANITIZE=address,undefined
+# Environment: EXPIRYKIT_BUILD_TYPE (default Release).
+# Output: DIR.cost/tu.tsv (seconds, peak KiB, object per TU, slowest first),
+# DIR.cost/summary.txt (printed), DIR.cost/build.log. Results: bench/RESULTS.md "Compile cost".
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir="$root/build-cost"; touch_h=""; jobs=${EXPIRYKIT_JOBS:-$(nproc)}; extra=()
@@ -32,9 +38,8 @@ cmake -S "$root" -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE="${EXPIRYKIT_BUILD_TYPE:-
 t0=$(date +%s.%N)
 cmake --build "$dir" -j "$jobs" >"$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 t1=$(date +%s.%N)
-grep -v '\.o$' -v "$out/tu.raw" >/dev/null 2>&1 || true
 grep -E '\.o$' "$out/tu.raw" | sort -t$'\t' -k1,1 -rn >"$out/tu.tsv" || true
-full=$(echo "$t1 - $t0" | bc)
+full=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 {
   echo "full build of $(basename "$dir") (-j$jobs, ${EXPIRYKIT_BUILD_TYPE:-Release} ${extra[*]}): ${full} s"
   awk -F'\t' '{n++; s+=$1; if ($2>m) m=$2} END {printf "TUs: %d, compile time summed: %.1f s, largest peak memory: %.0f MiB\n", n, s, m/1024}' "$out/tu.tsv"
@@ -46,5 +51,5 @@ if [ -n "$touch_h" ]; then
   touch "$root/$touch_h"
   t0=$(date +%s.%N); cmake --build "$dir" -j "$jobs" >>"$out/build.log" 2>&1; t1=$(date +%s.%N)
   n=$(grep -cE '\.o$' "$out/tu.raw" || true)
-  echo "incremental after touching $touch_h: $(echo "$t1 - $t0" | bc) s, $n TUs recompiled" | tee -a "$out/summary.txt"
+  echo "incremental after touching $touch_h: $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }') s, $n TUs recompiled" | tee -a "$out/summary.txt"
 fi

@@ -259,6 +259,10 @@ TEST_CASE_METHOD(Upgrade, "Upgrade: a replica of this release follows a primary 
   process::Server loader(lo);
   state::Twin::Options topt;
   topt.server = old_id;
+  // The (new) replica applies what the (old) primary accepts: its crash rows hold commands back
+  // too (found here: an 8.6.3 replica dies on the HSETEX an 8.0.6 primary propagates, known
+  // issue redis-hsetex-duplicate-field-hashtable-crash).
+  topt.crash_servers = {identity()};
   state::Twin t(c, *d, topt);
   state::Copies copies{*set, loader};
   state::DurableOptions opt;

@@ -14,6 +14,9 @@
 // asks for its own with fresh_server(), which is skipped in external mode.
 // After each test the fixture checks that the shared server still answers PING; a crash fails
 // that test with the server's exit status and crash report, and the next test gets a new server.
+// The failure names the crash and the crashing command with the shortest sequence of what the
+// test sent that crashes a fresh server, verified with the server's CLI (triage/crash_triage.hpp;
+// the test's connection keeps its last 10,000 commands for it: resp::Client::record).
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>

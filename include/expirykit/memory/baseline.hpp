@@ -19,9 +19,10 @@
 //
 // Verdict: a layout REGRESSED when its median exceeds the baseline by more than the allowed
 // growth, max(pct% of the baseline, bytes); it IMPROVED when it is lower by more than that
-// (a pass that asks for a baseline update); otherwise it PASSED. Differences in parameters
-// (n, value size, TTL mode) and in encodings are named in the verdict but do not decide it:
-// a user whose own layout grew (e.g. longer values) must see the gate fail.
+// (a pass that asks for a baseline update); otherwise it PASSED. Other layout parameters (n,
+// value size, TTL mode) than the baseline's make it INCOMPARABLE, which is not ok() (bytes per
+// item depend on them); other encodings are named in the verdict but do not decide it: a user
+// whose own layout grew (e.g. longer values) must see the gate fail.
 //
 // Update mode: with EXPIRYKIT_UPDATE_BASELINES=1, update_file() rewrites the layout's entry
 // (keeping a hand-set per-layout tolerance and note) instead of comparing; the folder is locked

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <concepts>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -129,17 +130,17 @@ class Client {
   /// triage of what a test sent (triage/crash_triage.hpp; catch2::ServerFixture turns it on).
   void record(std::size_t max) {
     record_max_ = max;
-    while (recorded_.size() > max) recorded_.erase(recorded_.begin());
+    while (recorded_.size() > max) recorded_.pop_front();
   }
-  /// The commands kept by record(), oldest first.
-  const std::vector<Argv>& recorded() const { return recorded_; }
+  /// The commands kept by record(), oldest first (at most the last `max`).
+  std::vector<Argv> recorded() const { return {recorded_.begin(), recorded_.end()}; }
   void clear_recorded() { recorded_.clear(); }
 
   /// Queues a command in the output buffer (sent on the next read()).
   void append(const Argv& argv) {
     check_open();
     if (record_max_) {
-      if (recorded_.size() >= record_max_) recorded_.erase(recorded_.begin(), recorded_.begin() + static_cast<std::ptrdiff_t>(record_max_ / 2));
+      if (recorded_.size() >= record_max_) recorded_.pop_front();
       recorded_.push_back(argv);
     }
     std::vector<const char*> ptrs;
@@ -208,7 +209,7 @@ class Client {
   int port_;
   std::unique_ptr<redisContext, detail::ContextFree> ctx_;
   std::size_t record_max_ = 0;
-  std::vector<Argv> recorded_;
+  std::deque<Argv> recorded_;
 };
 
 }  // namespace expirykit::resp

@@ -124,17 +124,22 @@ inline bool iequal(std::string_view a, std::string_view b) {
   }
   return true;
 }
-/// HSETEX with a time option (EX, PX, EXAT, PXAT; not a past PXAT/EXAT) that names one field
-/// twice, on a hash that is (or, new, will be) a hashtable and has never had a field TTL: the
-/// redis-hsetex-duplicate-field-hashtable-crash row (live 8.6.3).
+/// HSETEX with a time option (EX, PX, EXAT, PXAT; not a past PXAT/EXAT; before or after the
+/// FIELDS block) that names one field twice, on a hash that is (or, new, will be) a hashtable and
+/// has never had a field TTL: the redis-hsetex-duplicate-field-hashtable-crash row (live 8.6.3).
 inline bool hsetex_duplicate_on_plain_hashtable(const model::Keyspace& ks, const resp::Argv& a, int64_t now) {
   if (a.size() < 6 || !iequal(a[0], "HSETEX")) return false;
-  std::size_t fields_at = 0;
+  // Options stand before or after the FIELDS block on 8.6 (live: both forms crash).
+  std::size_t fields_at = 0, fields_end = 0;
   bool timed = false, past = false;
   for (std::size_t i = 2; i < a.size(); ++i) {
-    if (iequal(a[i], "FIELDS")) {
+    if (iequal(a[i], "FIELDS") && !fields_at && i + 1 < a.size()) {
+      long long n = 0;
+      if (!whole_number(a[i + 1], n) || n < 1 || static_cast<unsigned long long>(n) > (a.size() - i - 2) / 2) return false;
       fields_at = i;
-      break;
+      fields_end = i + 2 + 2 * static_cast<std::size_t>(n);
+      i = fields_end - 1;
+      continue;
     }
     const bool abs = iequal(a[i], "EXAT") || iequal(a[i], "PXAT");
     if ((iequal(a[i], "EX") || iequal(a[i], "PX") || abs) && i + 1 < a.size()) {
@@ -143,11 +148,11 @@ inline bool hsetex_duplicate_on_plain_hashtable(const model::Keyspace& ks, const
       if (abs && whole_number(a[i + 1], t)) past = (iequal(a[i], "EXAT") ? t * 1000 : t) <= now;
     }
   }
-  if (!timed || past || !fields_at || fields_at + 1 >= a.size()) return false;
+  if (!timed || past || !fields_at) return false;
   std::set<std::string> names;
   bool dup = false;
   std::size_t longest = 0;
-  for (std::size_t i = fields_at + 2; i + 1 < a.size(); i += 2) {
+  for (std::size_t i = fields_at + 2; i + 1 < fields_end; i += 2) {
     dup = dup || !names.insert(a[i]).second;
     longest = std::max({longest, a[i].size(), a[i + 1].size()});
   }

@@ -137,6 +137,10 @@ inline ReleaseComparison run_release_comparison(Twin& a, Twin& b, const std::vec
     } else {
       ch.kind = "reply";
     }
+    // The previous release answered what the new one answers (inside a batch, where the model
+    // disagreed with the new one for another reason, e.g. a deadline it could not adopt): not a
+    // change; the new release's model no longer holds its data, so the sequence stops.
+    if ((ch.kind == "reply" || ch.kind == "error text") && ch.before == ch.after) return res;
     if (ch.detail.empty()) ch.detail = sb.describe();
     // (Not after a batch: the twin adopts the deadlines the server computed only for a step that
     // agreed, so after a transaction with a changed error inside, its model is off by the

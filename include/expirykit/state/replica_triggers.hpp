@@ -49,18 +49,26 @@ inline bool names_expired_field(const model::Keyspace& ks, const Argv& a, int64_
 /// (excusing a key more than needed is harmless; missing one fails the property).
 inline bool hsetex_over_all_expired(const model::Keyspace& ks, const Argv& a, int64_t now, const char* opt) {
   if (a.size() < 5 || model::upper(a[0]) != "HSETEX") return false;
-  std::size_t fields_at = 0;
+  // The option may stand before or after the FIELDS block (Redis 8.6's keyword parser).
+  std::size_t fields_at = 0, fields_end = 0;
   bool has_opt = false;
-  for (std::size_t i = 2; i < a.size() && !fields_at; ++i) {
+  for (std::size_t i = 2; i < a.size(); ++i) {
     const std::string u = model::upper(a[i]);
-    if (u == "FIELDS") fields_at = i;
+    if (u == "FIELDS" && !fields_at && i + 1 < a.size()) {
+      long long n = 0;
+      if (!model::parse_ll(a[i + 1], n) || n < 1 || static_cast<unsigned long long>(n) > (a.size() - i - 2) / 2) return false;
+      fields_at = i;
+      fields_end = i + 2 + 2 * static_cast<std::size_t>(n);
+      i = fields_end - 1;
+      continue;
+    }
     has_opt = has_opt || u == opt;
   }
   if (!has_opt || !fields_at) return false;
   const model::Entry* e = ks.peek(a[1], now);
   if (!e || !e->is_hash() || e->hash().fields.empty()) return false;
   std::set<std::string> named;
-  for (std::size_t i = fields_at + 2; i < a.size(); i += 2) named.insert(a[i]);
+  for (std::size_t i = fields_at + 2; i + 1 < fields_end; i += 2) named.insert(a[i]);
   for (const auto& [name, f] : e->hash().fields)
     if (!f.expire_ms || *f.expire_ms > now + 1000 || !named.count(name)) return false;
   return true;

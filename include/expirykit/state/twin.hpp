@@ -94,6 +94,9 @@ class Twin {
     /// The server under test: a divergence it has as a known issue (server/known_issues.hpp)
     /// is excused and named in Step::known_issue instead of failing. Empty: nothing excused.
     std::optional<server::Identity> server;
+    /// More servers whose crash rows (KnownIssue::crashes) hold a command back: the replicas of a
+    /// mixed-version pair, which apply what the primary accepts (the primary's are in `server`).
+    std::vector<server::Identity> crash_servers{};
     /// A command the model does not cover (model::Unmodelled): true runs it on the server only,
     /// re-reads the keys it names (COMMAND GETKEYS) into the model and counts it in coverage()
     /// as unmodelled, so the step is ok; false makes the step fail.
@@ -587,12 +590,18 @@ class Twin {
   /// named in Options::server). A batch (EXEC is never held back: its commands were looked at
   /// when queued; the sequence script) counts when one of its commands would crash.
   const server::KnownIssue* crashing(const Argv& argv) const {
-    if (!opt_.server || argv.empty()) return nullptr;
+    if ((!opt_.server && opt_.crash_servers.empty()) || argv.empty()) return nullptr;
     std::vector<Argv> looked_at{argv};
     if (auto inner = model::sequence_eval_commands(argv)) looked_at = *inner;
     const int64_t now = history_.empty() ? 0 : history_.back().after_ms;
+    auto covered = [&](const server::KnownIssue& k) {
+      if (opt_.server && k.covers(*opt_.server)) return true;
+      for (const auto& id : opt_.crash_servers)
+        if (k.covers(id)) return true;
+      return false;
+    };
     for (const auto& k : server::known_issues()) {
-      if (!k.crashes || !k.covers(*opt_.server)) continue;
+      if (!k.crashes || !covered(k)) continue;
       for (const auto& a : looked_at)
         if (k.crashes(ks_, a, now)) return &k;
     }

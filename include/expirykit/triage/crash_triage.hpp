@@ -65,7 +65,8 @@ struct CrashTriage {
   double seconds = 0;               ///< time taken
   std::string server;               ///< "valkey 9.1.2 (<binary>)"
 
-  /// The command that crashed the server: the last of `minimal` (cross-checked with the report).
+  /// The command that crashed the server: the last of `minimal` (every candidate of the shrink
+  /// had to log the same crash, naming the same command: CrashReport::same_crash).
   std::string crashing_command() const { return minimal.empty() ? "" : resp::cli_line(minimal.back()); }
   /// The FAIL text: the first line names the crash and the command; then the replay.
   std::string message() const {
@@ -135,10 +136,14 @@ inline CrashReport wait_for_report(process::Server& s, std::chrono::milliseconds
   }
 }
 
+/// The crashed server's options for a fresh, standalone server: no fixed port, no seed files,
+/// and not a replica (a replica that crashed on what its primary sent is triaged with the same
+/// commands sent to it directly).
 inline process::ServerOptions fresh_options(process::ServerOptions o) {
   o.port = 0;
   o.seed_files.clear();
   o.keep_dir = false;
+  std::erase_if(o.config, [](const auto& kv) { return kv.first == "replicaof" || kv.first == "slaveof"; });
   return o;
 }
 
@@ -194,7 +199,7 @@ inline CrashTriage triage_crash(const process::ServerOptions& opts, const std::v
   const auto binary = process::find_server_binary(opts.binary);
   const auto v = process::vet_server_binary(binary);
   t.server = v.flavor + " " + v.version + " (" + binary.string() + ")";
-  process::ServerOptions o = opts;
+  process::ServerOptions o = detail::fresh_options(opts);
   o.binary = binary;
 
   auto crashes = [&](const std::vector<Argv>& cand, CrashReport* out) {
