@@ -81,12 +81,28 @@ int main(int argc, char** argv) {
     {
       char dir[] = "/tmp/ekbench-XXXXXX";
       if (!::mkdtemp(dir)) return 1;
-      int port = 33000 + r;
+      // A free port below the ephemeral range, as process::Server picks one (a fixed port may be
+      // taken by another test's server or an outgoing connection: the bare server then exits).
+      int port = 0;
+      do port = expirykit::process::detail::random_port();
+      while (!expirykit::process::detail::port_bindable(port));
       auto t0 = clk::now();
       pid_t pid = spawn({binary.string(), "--port", std::to_string(port), "--bind", "127.0.0.1", "--save", "",
                          "--dir", dir, "--daemonize", "no"},
                         true);
-      while (!cli_ping(cli, port)) {
+      if (pid < 0) return std::fprintf(stderr, "bench_spawn: cannot start %s\n", binary.c_str()), 1;
+      bool up = false, exited = false;
+      while (!(up = cli_ping(cli, port)) && clk::now() - t0 < std::chrono::seconds(10))
+        if (::waitpid(pid, nullptr, WNOHANG) == pid) {
+          exited = true;
+          break;
+        }
+      if (!up) {
+        if (!exited) ::kill(pid, SIGKILL), ::waitpid(pid, nullptr, 0);
+        fs::remove_all(dir);
+        std::fprintf(stderr, "bench_spawn: the bare server on port %d %s\n", port,
+                     exited ? "exited before answering PING" : "did not answer PING within 10 s");
+        return 1;
       }
       bare.push_back(std::chrono::duration<double, std::milli>(clk::now() - t0).count());
       ::kill(pid, SIGKILL);

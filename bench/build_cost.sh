@@ -7,7 +7,7 @@
 #   --touch H      then touch H (relative to the checkout) and time the incremental build
 #   --jobs N       parallel jobs (default: EXPIRYKIT_JOBS, else the number of cores)
 #   extra args     go to cmake, e.g. -- -DEXPIRYKIT_SANITIZE=address,undefined
-# Environment: EXPIRYKIT_BUILD_TYPE (default Release).
+# Environment: EXPIRYKIT_BUILD_TYPE (default Release). Needs GNU time (/usr/bin/time, Debian package time).
 # Output: DIR.cost/tu.tsv (seconds, peak KiB, object per TU, slowest first),
 # DIR.cost/summary.txt (printed), DIR.cost/build.log. Results: bench/RESULTS.md "Compile cost".
 set -euo pipefail

@@ -22,6 +22,7 @@
 #include <expirykit/gen/commands.hpp>
 #include <expirykit/process/discovery.hpp>
 #include <expirykit/process/server.hpp>
+#include <expirykit/server/dialect_choice.hpp>
 #include <expirykit/state/release_report.hpp>
 #include <expirykit/triage/crash_triage.hpp>
 
@@ -114,8 +115,8 @@ int main(int argc, char** argv) {
       process::Server s(o);
       auto c = s.client();
       const auto id = server::Identity::probe(c);
-      const auto d = model::Dialect::for_server(server::to_string(id.flavor), id.version.major, id.version.minor);
-      std::cout << (d ? d->name + (d->name == id.line() ? " own" : " stand-in") : std::string("none")) << "\n";
+      const auto d = server::dialect_for(id);  // EXPIRYKIT_DIALECT forces one
+      std::cout << (d ? d->name + (server::is_stand_in(*d, id) ? " stand-in" : " own") : std::string("none")) << "\n";
       return 0;
     } catch (const std::exception& e) {
       std::cerr << "expirykit_release_report: " << e.what() << "\n";

@@ -35,6 +35,7 @@
 #include <expirykit/env.hpp>
 #include <expirykit/cluster/client.hpp>
 #include <expirykit/model/model.hpp>
+#include <expirykit/server/dialect_choice.hpp>
 #include <expirykit/process/cluster.hpp>
 #include <expirykit/server/identity.hpp>
 #include <expirykit/state/cluster_twin.hpp>
@@ -154,7 +155,7 @@ class ClusterFixture {
   state::ClusterTwin& twin() {
     if (!twin_) {
       const auto& id = identity();
-      auto d = model::Dialect::for_server(server::to_string(id.flavor), id.version.major, id.version.minor);
+      auto d = server::dialect_for(id);
       if (!d) SKIP("not supported by " << id.to_string() << ": no model dialect (no hash field TTLs)");
       state::Twin::Options o;
       o.server = id;  // known issues of this server are excused and named

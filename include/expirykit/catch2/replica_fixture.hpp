@@ -27,6 +27,7 @@
 
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/model/model.hpp>
+#include <expirykit/server/dialect_choice.hpp>
 #include <expirykit/process/replica_set.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/identity.hpp>
@@ -111,7 +112,7 @@ class ReplicaFixture {
   state::Twin& twin() {
     if (!twin_) {
       const auto& id = identity();
-      auto d = model::Dialect::for_server(server::to_string(id.flavor), id.version.major, id.version.minor);
+      auto d = server::dialect_for(id);
       if (!d) SKIP("not supported by " << id.to_string() << ": no model dialect (no hash field TTLs)");
       state::Twin::Options o;
       o.server = id;  // known issues of this server are excused and named (state/known_divergence.hpp)

@@ -17,6 +17,7 @@
 
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/model/model.hpp>
+#include <expirykit/server/dialect_choice.hpp>
 #include <expirykit/state/twin.hpp>
 
 namespace expirykit::catch2 {
@@ -40,7 +41,7 @@ class TwinFixture : public ServerFixture {
   Twin& twin() {
     if (!twin_) {
       const auto& id = identity();
-      auto d = Dialect::for_server(expirykit::server::to_string(id.flavor), id.version.major, id.version.minor);
+      auto d = expirykit::server::dialect_for(id);
       if (!d) SKIP("not supported by " << id.to_string() << ": no model dialect (no hash field TTLs)");
       require_debug("DEBUG SET-ACTIVE-EXPIRE");
       Twin::Options o;

@@ -139,9 +139,11 @@ struct Spawned {
   std::mutex mu;
   std::vector<Server*> all;
 };
+/// Never destroyed: a Server held by a static (process::Target's shared default server) is
+/// destroyed at exit after any function-local static made later, and unregisters itself here.
 inline Spawned& spawned() {
-  static Spawned s;
-  return s;
+  static Spawned* s = new Spawned;
+  return *s;
 }
 }  // namespace detail
 
