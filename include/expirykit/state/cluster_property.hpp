@@ -20,6 +20,8 @@
 #include <set>
 #include <string>
 
+#include <rapidcheck.h>
+
 #include <expirykit/gen/commands.hpp>
 #include <expirykit/state/cluster_twin.hpp>
 #include <expirykit/state/property.hpp>

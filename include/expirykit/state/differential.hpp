@@ -20,6 +20,8 @@
 #include <string>
 #include <vector>
 
+#include <rapidcheck.h>
+
 #include <expirykit/gen/commands.hpp>
 #include <expirykit/state/twin.hpp>
 
