@@ -16,7 +16,8 @@ bad=$(awk -F'\t' '$3 != "PASS" && !($3 == "SKIP" && $4 ~ /^not supported by /) {
   d = $4; sub(/\\n.*/, "", d); printf "  %s %s: %s\n", $3, $2, substr(d, 1, 300) }' "$vf")
 n=$(wc -l <"$vf")
 pass=$(awk -F'\t' '$3 == "PASS"' "$vf" | wc -l)
-echo "$(basename "$bin") against $server: $n checks, $pass passed, $((n - pass)) not supported (exit code $rc)"
+ns=$(awk -F'\t' '$3 == "SKIP" && $4 ~ /^not supported by /' "$vf" | wc -l)
+echo "$(basename "$bin") against $server: $n checks, $pass passed, $ns not supported, $((n - pass - ns)) other (exit code $rc)"
 if [ -n "$bad" ] || { [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ]; } || [ "$n" -eq 0 ]; then
   [ -z "$bad" ] || { echo "checks that neither passed nor said 'not supported' before sending what $server lacks:"; echo "$bad"; }
   [ "$n" -gt 0 ] || echo "no verdicts recorded"
