@@ -8,8 +8,11 @@
 // stand-in, under which every divergence is a change since that release (ci/conformance says
 // so and adds the release report, state/release_report.hpp). EXPIRYKIT_DIALECT=<name> forces one
 // (e.g. EXPIRYKIT_DIALECT=redis-8.0 checks Redis 8.6 against the 8.0 model, as before its own
-// dialect existed); it must be of the server's flavor. One place for the fixtures, the suites
-// and the tools.
+// dialect existed); it must be of the server's flavor. Used by the three fixtures (TwinFixture,
+// ReplicaFixture, ClusterFixture), the verdict listener and expirykit_release_report
+// --dialect-of. Code that wants each release's own dialect whatever is forced (the upgrade
+// suite's old and new release, expirykit_differential's two servers) calls
+// model::Dialect::for_server itself.
 #pragma once
 
 #include <cstdio>

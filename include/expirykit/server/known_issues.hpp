@@ -128,7 +128,7 @@ inline bool iequal(std::string_view a, std::string_view b) {
 /// FIELDS block) that names one field twice, on a hash or a new key: the
 /// redis-hsetex-duplicate-field-hashtable-crash row (live 8.6.3), held back wider than the row's
 /// reproduced conditions (a hashtable that never had a field TTL), see the end of the function.
-inline bool hsetex_duplicate_on_plain_hashtable(const model::Keyspace& ks, const resp::Argv& a, int64_t now) {
+inline bool hsetex_timed_names_a_field_twice(const model::Keyspace& ks, const resp::Argv& a, int64_t now) {
   if (a.size() < 6 || !iequal(a[0], "HSETEX")) return false;
   // Options stand before or after the FIELDS block on 8.6 (live: both forms crash).
   std::size_t fields_at = 0, fields_end = 0;
@@ -413,7 +413,7 @@ inline const std::vector<KnownIssue>& known_issues() {
        {},
        {},
        {},
-       detail::hsetex_duplicate_on_plain_hashtable},
+       detail::hsetex_timed_names_a_field_twice},
       {"redis-hexpire-numfields-overflow-crash", Flavor::redis, Version{8, 6, 3}, Version{8, 6, 4}, "redis/redis#15021",
        "HEXPIRE, HPEXPIRE, HEXPIREAT and HPEXPIREAT with a numfields from 2147483643 to 2147483647 (INT_MAX) kill the "
        "server with SIGSEGV (an integer overflow in the argument count; 2147483642 answers the arity error, Redis "
