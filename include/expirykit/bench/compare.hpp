@@ -19,12 +19,14 @@
 
 #include <boost/process.hpp>
 
+#include <expirykit/env.hpp>
+
 namespace expirykit::bench {
 
 /// $EXPIRYKIT_BENCHMARK if set; else valkey-benchmark or redis-benchmark next to the server
 /// binary. Throws std::runtime_error naming what was looked for.
 inline std::filesystem::path find_benchmark_binary(const std::filesystem::path& server_binary) {
-  if (const char* e = std::getenv("EXPIRYKIT_BENCHMARK"); e && *e) return e;
+  if (const auto e = env::get("EXPIRYKIT_BENCHMARK")) return *e;
   for (const char* name : {"valkey-benchmark", "redis-benchmark"}) {
     auto p = server_binary.parent_path() / name;
     if (std::filesystem::exists(p)) return p;

@@ -73,13 +73,11 @@ inline process::ClusterOptions cluster_shape() {
 inline std::optional<std::pair<std::string, int>> cluster_seed() {
   const auto s = env::get("EXPIRYKIT_CLUSTER_SEED");
   if (!s) return std::nullopt;
-  const std::string& v = *s;
-  const auto colon = v.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == v.size() ||
-      v.find_first_not_of("0123456789", colon + 1) != std::string::npos || v.size() - colon > 6 ||
-      std::stoi(v.substr(colon + 1)) < 1 || std::stoi(v.substr(colon + 1)) > 65535)
-    throw std::invalid_argument("EXPIRYKIT_CLUSTER_SEED='" + v + "': expected host:port (port 1-65535) of a cluster node");
-  return std::make_pair(v.substr(0, colon), std::stoi(v.substr(colon + 1)));
+  try {  // the one host:port parser (process/target.hpp), its error as this header documents it
+    return process::parse_address(*s, "EXPIRYKIT_CLUSTER_SEED");
+  } catch (const process::ServerError& e) {
+    throw std::invalid_argument(std::string(e.what()) + "; expected a node of a running cluster");
+  }
 }
 }  // namespace detail
 
@@ -172,7 +170,7 @@ class ClusterFixture {
  private:
   static void skip_if_external() {
     if (detail::cluster_seed()) SKIP("needs a cluster the kit spawns; EXPIRYKIT_CLUSTER_SEED names an external one");
-    if (env::get("EXPIRYKIT_SERVER_ADDR"))
+    if (process::external_address())
       SKIP("needs a cluster; EXPIRYKIT_SERVER_ADDR names one external server (set EXPIRYKIT_CLUSTER_SEED for an external cluster)");
   }
 

@@ -147,8 +147,7 @@ class ReplicaFixture {
 
  private:
   static void skip_if_external() {
-    const char* addr = std::getenv("EXPIRYKIT_SERVER_ADDR");
-    if (addr && *addr)
+    if (process::external_address())
       SKIP("needs a primary and a replica the kit spawns; EXPIRYKIT_SERVER_ADDR is set (external server)");
   }
 

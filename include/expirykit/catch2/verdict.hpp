@@ -57,8 +57,8 @@ class VerdictListener : public Catch::EventListenerBase {
     }
   }
   void testCaseEnded(const Catch::TestCaseStats& stats) override {
-    const char* file = std::getenv("EXPIRYKIT_VERDICT_FILE");
-    if (!file || !*file) return;
+    const auto file = env::get("EXPIRYKIT_VERDICT_FILE");
+    if (!file) return;
     const auto& t = stats.totals;
     const char* verdict = t.assertions.failed > 0 ? "FAIL" : (skipped_ || t.testCases.skipped > 0) ? "SKIP" : "PASS";
     std::string server = "?";
@@ -81,7 +81,7 @@ class VerdictListener : public Catch::EventListenerBase {
       detail += "\nreplay: " + replay_line(stats.testInfo->name);
     std::string line = binary_name() + "\t" + escape(stats.testInfo->name) + "\t" + verdict + "\t" + escape(detail) +
                        "\t" + server + "\n";
-    if (FILE* f = std::fopen(file, "a")) {
+    if (FILE* f = std::fopen(file->c_str(), "a")) {
       std::fputs(line.c_str(), f);
       std::fclose(f);
     }

@@ -410,8 +410,8 @@ inline BaselineChoice choose_baseline(const std::filesystem::path& own_path) {
 
 /// EXPIRYKIT_BASELINE_DIR if set, else `fallback` (e.g. the source tree's ci/baselines/memory).
 inline std::filesystem::path baseline_dir(const std::filesystem::path& fallback = "ci/baselines/memory") {
-  const char* d = std::getenv("EXPIRYKIT_BASELINE_DIR");
-  return d && *d ? std::filesystem::path(d) : fallback;
+  const auto d = env::get("EXPIRYKIT_BASELINE_DIR");
+  return d ? std::filesystem::path(*d) : fallback;
 }
 
 /// The measurement as JSON (for reports): the Entry fields plus layout, server, line,

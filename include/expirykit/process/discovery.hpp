@@ -32,6 +32,7 @@
 
 #include <boost/process.hpp>
 
+#include <expirykit/env.hpp>
 #include <expirykit/process/errors.hpp>
 
 namespace expirykit::process {
@@ -42,7 +43,7 @@ inline constexpr const char* default_server_name = "valkey-9.1";
 
 /// $EXPIRYKIT_SERVERS_DIR, else $XDG_CACHE_HOME/expirykit/servers, else ~/.cache/expirykit/servers.
 inline fs::path servers_cache_dir() {
-  if (const char* d = std::getenv("EXPIRYKIT_SERVERS_DIR"); d && *d) return d;
+  if (const auto d = env::get("EXPIRYKIT_SERVERS_DIR")) return *d;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "expirykit/servers";
   const char* home = std::getenv("HOME");
   return fs::path(home && *home ? home : "/root") / ".cache/expirykit/servers";
@@ -166,8 +167,8 @@ inline BinaryVersion vet_server_binary(const fs::path& binary) {
 /// Resolves the binary to run (see the order above). Throws ServerError if none is found.
 inline fs::path find_server_binary(const fs::path& explicit_path = {}) {
   if (!explicit_path.empty()) return explicit_path;
-  if (const char* env = std::getenv("EXPIRYKIT_SERVER"); env && *env) {
-    std::string v = env;
+  if (const auto chosen = env::get("EXPIRYKIT_SERVER")) {
+    const std::string& v = *chosen;
     if (v.find('/') == std::string::npos) {
       if (auto p = provisioned_server(v); !p.empty()) return p;
       std::string have;
@@ -177,8 +178,9 @@ inline fs::path find_server_binary(const fs::path& explicit_path = {}) {
           have += (have.empty() ? "" : ", ") + d.path().filename().string();
       throw ServerError("EXPIRYKIT_SERVER=" + v + " names no provisioned server in " + servers_cache_dir().string() +
                         " (provisioned there: " + (have.empty() ? std::string("none") : have) +
-                        "); ci/provision-servers provisions valkey-9.1, redis-8.0, valkey-8.0, redis-7.0 and "
-                        "valkey-8.1 (bash ci/provision-servers NAME), or give a path to a server binary");
+                        "); bash ci/provision-servers NAME provisions a line <valkey|redis|redict>-<major>.<minor> "
+                        "from Debian's archive (its default set: valkey-9.1 redis-8.0 redis-8.6 valkey-8.1 valkey-8.0 "
+                        "redis-7.0), or give a path to a server binary");
     }
     return v;
   }

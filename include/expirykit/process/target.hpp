@@ -13,6 +13,7 @@
 #include <tuple>
 #include <utility>
 
+#include <expirykit/env.hpp>
 #include <expirykit/process/errors.hpp>
 #include <expirykit/process/server.hpp>
 #include <expirykit/resp/client.hpp>
@@ -39,14 +40,18 @@ inline std::pair<std::string, int> parse_address(const std::string& a, const std
   return {host, port};
 }
 
+/// EXPIRYKIT_SERVER_ADDR as set now ("host:port" of an external server); nullopt when unset or
+/// empty. The one place the kit reads it: Target, ReplicaFixture and ClusterFixture ask here
+/// (docs/reference/env.md lists every variable).
+inline std::optional<std::string> external_address() { return env::get("EXPIRYKIT_SERVER_ADDR"); }
+
 class Target {
  public:
   /// External mode if EXPIRYKIT_SERVER_ADDR is set (checked with PING), else spawns a Server.
   /// Throws ServerError: unreachable external address, or any Server start failure.
   explicit Target(ServerOptions opts = {}) {
-    const char* addr = std::getenv("EXPIRYKIT_SERVER_ADDR");
-    if (addr && *addr) {
-      const std::string a = addr;
+    if (const auto addr = external_address()) {
+      const std::string& a = *addr;
       std::tie(host_, port_) = parse_address(a, "EXPIRYKIT_SERVER_ADDR");
       try {
         resp::Client c(host_, port_, {std::chrono::milliseconds(3000), std::chrono::milliseconds(5000)});
