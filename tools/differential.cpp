@@ -1,6 +1,6 @@
 // expirykit_differential: the same generated command sequences against two servers (each spawned
 // here, on 127.0.0.1, from a provisioned name or a binary path), each checked against the model
-// of its own dialect; writes the Markdown report of state::differential_report(): the behaviours
+// of its own dialect; writes the Markdown report of property::differential_report(): the behaviours
 // on which the servers differ, each with commands and both replies, split into "explained by the
 // dialects" and "unexplained". ci/differential builds and runs it.
 //
@@ -18,7 +18,7 @@
 #include <expirykit/gen/commands.hpp>
 #include <expirykit/process/discovery.hpp>
 #include <expirykit/process/server.hpp>
-#include <expirykit/state/differential.hpp>
+#include <expirykit/property/differential.hpp>
 
 using namespace expirykit;
 
@@ -103,10 +103,10 @@ int main(int argc, char** argv) {
     // the lines differ, as checks/state/differential_test.cpp does).
     const model::Dialect& common = ta.server->flavor == server::Flavor::redis ? *da : *db;
     const std::uint64_t s = seed ? *seed : std::random_device{}();
-    const auto res = state::run_differential_sequences(ta_twin, tb_twin, common, sequences, rc::Random(s));
-    const std::vector<state::Divergence>& all = res.divergences;
+    const auto res = property::run_differential_sequences(ta_twin, tb_twin, common, sequences, rc::Random(s));
+    const std::vector<property::Divergence>& all = res.divergences;
     const std::size_t commands = res.commands;
-    std::string report = state::differential_report(all, ta.server->to_string(), tb.server->to_string());
+    std::string report = property::differential_report(all, ta.server->to_string(), tb.server->to_string());
     report += "\n---\n" + std::to_string(sequences) + " sequences, " + std::to_string(commands) +
               " commands, seed " + std::to_string(s) + " (re-run: expirykit_differential --a " + a + " --b " + b +
               " --sequences " + std::to_string(sequences) + " --seed " + std::to_string(s) + ")\n";

@@ -106,8 +106,34 @@ TEST_CASE("require() skips with the reason and the server named", "[catch2]") {
   INFO(r.out);
   CHECK(r.code == 4);  // Catch2: every selected test was skipped
   REQUIRE(r.verdicts.size() == 1);
-  CHECK_THAT(r.verdicts[0], ContainsSubstring("\tSKIP\tnot supported by ") &&
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("\tNOT SUPPORTED\tnot supported by ") &&
                                 ContainsSubstring(": a capability no server has"));
+}
+
+TEST_CASE("A skip's verdict is the one catch2::skip() was given, never read from the message; a plain SKIP is SKIPPED",
+          "[catch2]") {
+  auto r = run_probe({"probe: skips plainly,probe: skips as a known gap,probe: skips as a known issue,probe: skips as fixed",
+                      "--order", "decl"});
+  INFO(r.out);
+  CHECK(r.code == 4);  // Catch2: every selected test was skipped
+  REQUIRE(r.verdicts.size() == 4);
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: skips plainly\tSKIPPED\tnot supported by anything, says the prose\t"));
+  CHECK_THAT(r.verdicts[1], ContainsSubstring("probe: skips as a known gap\tKNOWN GAP\tthe model cannot judge this yet\t"));
+  CHECK_THAT(r.verdicts[2], ContainsSubstring("probe: skips as a known issue\tKNOWN ISSUE\tFIXED, says the prose"));
+  CHECK_THAT(r.verdicts[3], ContainsSubstring("probe: skips as fixed\tFIXED\tno longer reproduces\t"));
+  // Catch2 prints the message as for any SKIP.
+  CHECK_THAT(r.out, ContainsSubstring("the model cannot judge this yet"));
+}
+
+TEST_CASE("A failed assertion before a skip is a FAIL; catch2::skip() with FAIL fails", "[catch2]") {
+  auto r = run_probe({"probe: fails then skips as a known issue,probe: skips with the verdict FAIL", "--order", "decl"});
+  INFO(r.out);
+  CHECK(r.code != 0);
+  CHECK(r.code != 4);
+  REQUIRE(r.verdicts.size() == 2);
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: fails then skips as a known issue\tFAIL\t"));
+  CHECK_THAT(r.verdicts[1], ContainsSubstring("probe: skips with the verdict FAIL\tFAIL\t") &&
+                                ContainsSubstring("which is not a skip: a misuse"));
 }
 
 TEST_CASE("Each test starts on a flushed server", "[catch2]") {
@@ -156,7 +182,7 @@ TEST_CASE("External mode: tests run against the given server; a test that needs 
   CHECK(r.code == 0);
   REQUIRE(r.verdicts.size() == 2);
   CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: passes\tPASS"));
-  CHECK_THAT(r.verdicts[1], ContainsSubstring("\tSKIP\tneeds a server the kit spawns (restart)"));
+  CHECK_THAT(r.verdicts[1], ContainsSubstring("\tSKIPPED\tneeds a server the kit spawns (restart)"));
   // It really used the external server: the fixture flushed it.
   CHECK(external.client()("EXISTS", "mark") == expirykit::resp::Reply::integer(0));
   auto own = run_probe({"probe: restarts its own server"});

@@ -5,8 +5,10 @@
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/catch2/known_issue.hpp>
 #include <expirykit/catch2/prop.hpp>
+#include <expirykit/catch2/verdict_kind.hpp>
 
 using expirykit::catch2::ServerFixture;
+using expirykit::catch2::Verdict;
 using expirykit::resp::Reply;
 
 // Declared first: tests run in declaration order, and the crash must come before "passes".
@@ -64,3 +66,20 @@ TEST_CASE_METHOD(ServerFixture, "probe: known issue with an unknown id and a def
 TEST_CASE_METHOD(ServerFixture, "probe: known issue with an unknown id and no defect", "[.probe]") {
   expirykit::catch2::known_issue(identity(), "no-such-issue", false, "all fine");
 }
+
+// Skips with a verdict (catch2/verdict_kind.hpp), and one without: the verdict line carries the
+// verdict it was told, whatever the message says.
+TEST_CASE("probe: skips plainly", "[.probe]") { SKIP("not supported by anything, says the prose"); }
+TEST_CASE("probe: skips as a known gap", "[.probe]") {
+  expirykit::catch2::skip(Verdict::known_gap, "the model cannot judge this yet");
+}
+TEST_CASE("probe: skips as a known issue", "[.probe]") {
+  expirykit::catch2::skip(Verdict::known_issue, "FIXED, says the prose; KNOWN ISSUE, says the verdict");
+}
+TEST_CASE("probe: skips as fixed", "[.probe]") { expirykit::catch2::skip(Verdict::fixed, "no longer reproduces"); }
+// A failed assertion before the skip: FAIL. skip() with FAIL: not a skip, a failure.
+TEST_CASE("probe: fails then skips as a known issue", "[.probe]") {
+  CHECK(1 == 2);
+  expirykit::catch2::skip(Verdict::known_issue, "too late");
+}
+TEST_CASE("probe: skips with the verdict FAIL", "[.probe]") { expirykit::catch2::skip(Verdict::fail, "a misuse"); }

@@ -2,31 +2,34 @@
 # ci/conformance-matrix on hand-written verdict files: two releases of one product line
 # (valkey 9.0.3 and 9.1.2, given newer first) and one of another (redis 8.0.6). Asserts the
 # Markdown and HTML cells, the "what changed" section (older -> newer), the rows that differ,
-# the links to the details and files, the memory table, and the escaping of < > & | and \n.
+# the links to the details and files, the memory table, and the escaping of < > & | and \n;
+# that column 3 is taken as the verdict, never read from the detail; and (legacy) that a verdict
+# file from before the verdicts were typed (SKIP in column 3) still reads.
 set -u
 root=$1
 dir=$(mktemp -d); trap 'rm -rf "$dir"' EXIT
 T=$'\t'
 fail() { echo "FAIL: $*"; echo "--- matrix.md:"; cat "$dir/matrix.md" 2>/dev/null; exit 1; }
 
-# <binary> \t <test case> \t <PASS|FAIL|SKIP> \t <escaped detail> \t <server identity>
+# <binary> \t <test case> \t <verdict> \t <escaped detail> \t <server identity>, as catch2/verdict.hpp
+# writes them (verdict: PASS, FAIL, KNOWN ISSUE, KNOWN GAP, FIXED, NOT SUPPORTED or SKIPPED)
 cat > "$dir/valkey-9.1-verdicts.tsv" <<EOF
 suite_semantics${T}HEXPIRE on a string key replies WRONGTYPE${T}PASS${T}${T}valkey 9.1.2
 suite_semantics${T}HTTL of a field <b> & co${T}FAIL${T}CHECK( a < b ) with 3 < 2 & more\\nreply: |x|\\nreplay: EXPIRYKIT_SERVER=valkey-9.1 suite_semantics 'HTTL'${T}valkey 9.1.2
-suite_durability${T}Replica after HPERSIST${T}SKIP${T}KNOWN ISSUE valkey-io/valkey#4732: replica keeps <expired> fields${T}valkey 9.1.2
+suite_durability${T}Replica after HPERSIST${T}KNOWN ISSUE${T}KNOWN ISSUE valkey-io/valkey#4732: replica keeps <expired> fields${T}valkey 9.1.2
 suite_memory${T}memory: hash1-hsetex within baseline${T}PASS${T}${T}valkey 9.1.2
 EOF
 cat > "$dir/valkey-9.0-verdicts.tsv" <<EOF
 suite_semantics${T}HEXPIRE on a string key replies WRONGTYPE${T}PASS${T}${T}valkey 9.0.3
 suite_semantics${T}HTTL of a field <b> & co${T}PASS${T}${T}valkey 9.0.3
-suite_durability${T}Replica after HPERSIST${T}SKIP${T}not supported by valkey 9.0.3: HGETDEL${T}valkey 9.0.3
+suite_durability${T}Replica after HPERSIST${T}NOT SUPPORTED${T}not supported by valkey 9.0.3: HGETDEL${T}valkey 9.0.3
 suite_memory${T}memory: hash1-hsetex within baseline${T}PASS${T}${T}valkey 9.0.3
 EOF
 cat > "$dir/redis-8.0-verdicts.tsv" <<EOF
 suite_semantics${T}HEXPIRE on a string key replies WRONGTYPE${T}PASS${T}${T}redis 8.0.6
 suite_semantics${T}HTTL of a field <b> & co${T}PASS${T}${T}redis 8.0.6
 suite_durability${T}Replica after HPERSIST${T}PASS${T}${T}redis 8.0.6
-suite_memory${T}memory: hash1-hsetex within baseline${T}SKIP${T}not supported by redis 8.0.6: memory probes${T}redis 8.0.6
+suite_memory${T}memory: hash1-hsetex within baseline${T}NOT SUPPORTED${T}the memory probes need HSETEX (redis 8.0.6)${T}redis 8.0.6
 EOF
 echo "Debian valkey-9.1 9.1.2-1 (sid), sha256 eceb0ed494df0bee..., /x/valkey-server" > "$dir/valkey-9.1-provenance.txt"
 printf '=== FAIL semantics: HTTL of a field <b> & co (valkey 9.1.2)\n...\n' > "$dir/valkey-9.1-failures.txt"
@@ -113,6 +116,41 @@ has "$md" '| hash1-hsetex | REGRESSED | 320.0 B/key | hashtable x64 | 301.5 B/ke
 bash "$root/ci/conformance-matrix" --out "$dir/one" "$dir/redis-8.0-verdicts.tsv" >/dev/null 2>&1 || fail "one server"
 grep -qF "[redis-8.0-suite\\_semantics.xml](../redis-8.0-suite_semantics.xml)" "$dir/one/matrix.md" || fail "--out: links not relative to it"
 grep -qF 'No two releases of one product line in this run.' "$dir/one/matrix.md" || fail "one server: changed section"
+# Column 3 is the verdict, whatever the detail starts with.
+mkdir -p "$dir/typed"
+cat > "$dir/typed/valkey-9.1-verdicts.tsv" <<EOF
+suite_semantics${T}a skip whose message reads like another verdict${T}SKIPPED${T}not supported by valkey 9.1.2, KNOWN ISSUE-like prose${T}valkey 9.1.2
+suite_semantics${T}a known gap${T}KNOWN GAP${T}the model cannot judge this yet${T}valkey 9.1.2
+suite_semantics${T}a fixed issue${T}FIXED${T}FIXED unreported [some-row] on valkey 9.1.2: ...${T}valkey 9.1.2
+suite_semantics${T}a known issue${T}KNOWN ISSUE${T}unreported [other-row]: a defect${T}valkey 9.1.2
+suite_semantics${T}a pass${T}PASS${T}${T}valkey 9.1.2
+EOF
+bash "$root/ci/conformance-matrix" "$dir/typed/valkey-9.1-verdicts.tsv" >/dev/null 2>&1 || fail "typed verdicts"
+tmd=$dir/typed/matrix.md
+has "$tmd" '| valkey-9.1 | valkey 9.1.2 | - | 5 | 1 | 0 | 1 | 1 | 1 | 0 | 1 |'
+has "$tmd" '| semantics | a skip whose message reads like another verdict | SKIPPED |'
+has "$tmd" '| semantics | a known gap | [KNOWN GAP](#d-valkey-9-1-2) |'
+has "$tmd" '| semantics | a fixed issue | [FIXED](#d-valkey-9-1-3) |'
+has "$tmd" '| semantics | a known issue | [KNOWN ISSUE](#d-valkey-9-1-4) |'
+has "$tmd" '<pre>the model cannot judge this yet</pre>'
+# LEGACY: a verdict file from before the verdicts were typed (PASS, FAIL or SKIP in column 3, a
+# skip's verdict only in the prefix of its message) still reads.
+mkdir -p "$dir/legacy"
+cat > "$dir/legacy/valkey-9.1-verdicts.tsv" <<EOF
+suite_semantics${T}not supported${T}SKIP${T}not supported by valkey 9.1.2: HGETDEL${T}valkey 9.1.2
+suite_semantics${T}known issue${T}SKIP${T}KNOWN ISSUE unreported [a-row]: a defect${T}valkey 9.1.2
+suite_semantics${T}fixed${T}SKIP${T}FIXED unreported [a-row] on valkey 9.1.2: ...${T}valkey 9.1.2
+suite_semantics${T}known gap${T}SKIP${T}KNOWN GAP the model cannot judge this yet${T}valkey 9.1.2
+suite_semantics${T}skipped${T}SKIP${T}needs a server the kit spawns (restart); EXPIRYKIT_SERVER_ADDR is set${T}valkey 9.1.2
+suite_semantics${T}passes${T}PASS${T}${T}valkey 9.1.2
+EOF
+bash "$root/ci/conformance-matrix" "$dir/legacy/valkey-9.1-verdicts.tsv" >/dev/null 2>&1 || fail "legacy verdicts"
+lmd=$dir/legacy/matrix.md
+has "$lmd" '| valkey-9.1 | valkey 9.1.2 | - | 6 | 1 | 0 | 1 | 1 | 1 | 1 | 1 |'
+has "$lmd" '| semantics | not supported | NOT SUPPORTED |'
+has "$lmd" '| semantics | known issue | [KNOWN ISSUE](#d-valkey-9-1-'
+has "$lmd" '| semantics | skipped | SKIPPED |'
+hasnt "$lmd" '| SKIP |'
 bash "$root/ci/conformance-matrix" "$dir/nosuch.tsv" >/dev/null 2>&1 && fail "exit code 0 for a missing file"
 bash "$root/ci/conformance-matrix" --help | grep -q 'usage: ci/conformance-matrix' || fail "--help"
 echo "PASS"

@@ -5,7 +5,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <expirykit/catch2/cluster_fixture.hpp>
-#include <expirykit/state/cluster_property.hpp>
+#include <expirykit/property/cluster_property.hpp>
 
 using namespace expirykit;
 using catch2::ClusterFixture;
@@ -23,7 +23,7 @@ TEST_CASE("cluster_sequence leaves out what a cluster cannot run as the model pr
                                 {"RESTORE", "{h1}x", "0", "@dump:h1"},
                                 model::sequence_eval({{"HGET", "h1", "a"}, {"HGET", "h2", "a"}}),
                                 model::sequence_eval({{"HGET", "h1", "a"}, {"HLEN", "h1"}})};
-  const auto [out, dropped] = state::cluster_sequence(in);
+  const auto [out, dropped] = property::cluster_sequence(in);
   CHECK(dropped == 6);
   REQUIRE(out.size() == 4);
   CHECK(out[0][0] == "HSET");
@@ -43,7 +43,7 @@ TEST_CASE_METHOD(ClusterFixture, "Cluster twin: a planted model bug is caught th
         if (e.is_integer() && e.as_integer() > 0) e = Reply::integer(e.as_integer() + 1);
   };
   state::ClusterTwin t(client(), base.dialect(), o);
-  auto r = state::check_cluster_sequences(t, state::PropertyBudget{200, 40, 0, "planted"});
+  auto r = property::check_cluster_sequences(t, property::PropertyBudget{200, 40, 0, "planted"});
   INFO(r.report);
   REQUIRE_FALSE(r.ok);
   CHECK(r.summary.find("HTTL") != std::string::npos);

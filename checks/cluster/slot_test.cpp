@@ -35,7 +35,7 @@ TEST_CASE("slot_of: published slots and the hash tag rules", "[cluster][slot]") 
   }
 }
 
-TEST_CASE("The generators' keys h1, h2, h3, s1 lie in different slots (state/cluster_property.hpp)", "[cluster][slot]") {
+TEST_CASE("The generators' keys h1, h2, h3, s1 lie in different slots (property/cluster_property.hpp)", "[cluster][slot]") {
   std::set<int> slots;
   for (const char* k : {"h1", "h2", "h3", "s1"}) slots.insert(cluster::slot_of(k));
   CHECK(slots.size() == 4);

@@ -10,7 +10,7 @@
 
 #include <expirykit/env.hpp>
 #include <expirykit/process/target.hpp>
-#include <expirykit/state/property.hpp>
+#include <expirykit/property/property.hpp>
 
 using Catch::Matchers::ContainsSubstring;
 namespace env = expirykit::env;
@@ -34,16 +34,16 @@ struct ScopedEnv {
 TEST_CASE("EXPIRYKIT_PROP_SCALE: a positive number, anything else is an error naming it", "[env]") {
   {
     ScopedEnv e("EXPIRYKIT_PROP_SCALE", nullptr);
-    CHECK(expirykit::state::prop_scale() == 1.0);
+    CHECK(expirykit::property::prop_scale() == 1.0);
   }
   {
     ScopedEnv e("EXPIRYKIT_PROP_SCALE", "0.5");
-    CHECK(expirykit::state::prop_scale() == 0.5);
+    CHECK(expirykit::property::prop_scale() == 0.5);
   }
   for (const char* bad : {"abc", "0", "-1", "5x", "nan", "inf", " 2"}) {
     ScopedEnv e("EXPIRYKIT_PROP_SCALE", bad);
     INFO("EXPIRYKIT_PROP_SCALE=" << bad);
-    CHECK_THROWS_WITH(expirykit::state::prop_scale(),
+    CHECK_THROWS_WITH(expirykit::property::prop_scale(),
                       ContainsSubstring("EXPIRYKIT_PROP_SCALE='" + std::string(bad) + "'") && ContainsSubstring("positive number"));
   }
 }
@@ -52,18 +52,18 @@ TEST_CASE("EXPIRYKIT_PROP_SECONDS: non-negative seconds, overriding the scaled d
   ScopedEnv scale("EXPIRYKIT_PROP_SCALE", "2");
   {
     ScopedEnv e("EXPIRYKIT_PROP_SECONDS", nullptr);
-    CHECK(expirykit::state::prop_seconds(20) == 40);
+    CHECK(expirykit::property::prop_seconds(20) == 40);
   }
   {
     ScopedEnv e("EXPIRYKIT_PROP_SECONDS", "0");
-    CHECK(expirykit::state::prop_seconds(20) == 0);
+    CHECK(expirykit::property::prop_seconds(20) == 0);
   }
   {
     ScopedEnv e("EXPIRYKIT_PROP_SECONDS", "1800");
-    CHECK(expirykit::state::prop_seconds(20) == 1800);
+    CHECK(expirykit::property::prop_seconds(20) == 1800);
   }
   ScopedEnv e("EXPIRYKIT_PROP_SECONDS", "30m");
-  CHECK_THROWS_WITH(expirykit::state::prop_seconds(20), ContainsSubstring("EXPIRYKIT_PROP_SECONDS='30m'"));
+  CHECK_THROWS_WITH(expirykit::property::prop_seconds(20), ContainsSubstring("EXPIRYKIT_PROP_SECONDS='30m'"));
 }
 
 TEST_CASE("Flags (EXPIRYKIT_KEEP_DIRS, EXPIRYKIT_UPDATE_BASELINES) take 1 or 0 only", "[env]") {
@@ -96,7 +96,7 @@ TEST_CASE("Replay lines quote for the shell and select one Catch2 test", "[env]"
   CHECK(env::shell_quote("it's") == "'it'\\''s'");
   ScopedEnv s("EXPIRYKIT_SERVER", "redis-8.0"), a("EXPIRYKIT_SERVER_ADDR", nullptr), d("EXPIRYKIT_SERVERS_DIR", nullptr);
   CHECK(env::server_assignments() == "EXPIRYKIT_SERVER='redis-8.0' ");
-  const std::string line = expirykit::state::replay_command(42, "a\\, b");
+  const std::string line = expirykit::property::replay_command(42, "a\\, b");
   CHECK_THAT(line, ContainsSubstring("RC_PARAMS=\"seed=42\"") && ContainsSubstring("EXPIRYKIT_PROP_SECONDS=0") &&
                        ContainsSubstring("EXPIRYKIT_SERVER='redis-8.0'") && ContainsSubstring(" 'a\\, b'"));
 }

@@ -9,8 +9,8 @@
 #include <expirykit/gen/commands.hpp>
 #include <expirykit/process/discovery.hpp>
 #include <expirykit/process/server.hpp>
-#include <expirykit/state/differential.hpp>
-#include <expirykit/state/property.hpp>
+#include <expirykit/property/differential.hpp>
+#include <expirykit/property/property.hpp>
 
 using expirykit::model::Dialect;
 using namespace expirykit;
@@ -33,12 +33,12 @@ TEST_CASE("Differential: Valkey 9.1 vs Redis 8.0 divergences are explained by th
   state::Twin v(vc, Dialect::valkey_9_1(), vt), r(rc_, Dialect::redis_8_0(), rt);
   // Commands both servers have, so divergences are about semantics (HSETEX NX/XX included).
   const Dialect common = Dialect::redis_8_0();
-  const int n = static_cast<int>(50 * state::prop_scale());
+  const int n = static_cast<int>(50 * property::prop_scale());
   rc::Random random(static_cast<std::uint64_t>(rc::detail::configuration().testParams.seed));
-  auto res = state::run_differential_sequences(v, r, common, n, random);
-  const std::vector<state::Divergence>& all = res.divergences;
+  auto res = property::run_differential_sequences(v, r, common, n, random);
+  const std::vector<property::Divergence>& all = res.divergences;
   const std::size_t commands = res.commands;
-  const std::string table = state::summarize(all, "valkey-9.1", "redis-8.0");
+  const std::string table = property::summarize(all, "valkey-9.1", "redis-8.0");
   UNSCOPED_INFO(n << " sequences, " << commands << " commands, " << all.size() << " divergent replies\n" << table);
   std::size_t unexplained = 0;
   for (const auto& d : all) unexplained += !d.explained;

@@ -5,13 +5,13 @@
 
 #include <chrono>
 
-#include <expirykit/state/property.hpp>
+#include <expirykit/property/property.hpp>
 
 #include <expirykit/catch2/twin_fixture.hpp>
 
 using namespace expirykit::catch2;
-using expirykit::state::check_sequences;
-using expirykit::state::PropertyBudget;
+using expirykit::property::check_sequences;
+using expirykit::property::PropertyBudget;
 
 TEST_CASE_METHOD(TwinFixture, "Harness: a planted model bug is caught and shrunk to <= 5 commands", "[state][harness]") {
   const auto& id = identity();
@@ -29,9 +29,9 @@ TEST_CASE_METHOD(TwinFixture, "Harness: a planted model bug is caught and shrunk
   // gen::sequence, not check_sequences()'s gen::property_sequence: the latter starts most cases
   // with a set-up prefix of up to 12 commands that does not shrink (gen::setup_prefix), which is
   // not what this test measures.
-  auto r = expirykit::state::check_cases("planted HPERSIST bug", PropertyBudget{300, 40}, [&] {
+  auto r = expirykit::property::check_cases("planted HPERSIST bug", PropertyBudget{300, 40}, [&] {
     const auto cmds = *expirykit::gen::sequence(*d, 40);
-    return expirykit::state::run_sequence(bad, cmds);
+    return expirykit::property::run_sequence(bad, cmds);
   });
   INFO(r.report);
   REQUIRE_FALSE(r.ok);

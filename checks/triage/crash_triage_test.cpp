@@ -7,7 +7,7 @@
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/model/model.hpp>
 #include <expirykit/server/known_issues.hpp>
-#include <expirykit/state/property.hpp>
+#include <expirykit/property/property.hpp>
 #include <expirykit/state/twin.hpp>
 #include <expirykit/triage/crash_triage.hpp>
 
@@ -82,12 +82,12 @@ TEST_CASE_METHOD(catch2::ServerFixture, "Crash triage in a property: no shrink o
   auto c = s->client();
   state::Twin twin(c, *d);
   int cases = 0;
-  state::PropertyBudget budget{20, 10};
+  property::PropertyBudget budget{20, 10};
   budget.sent = [&twin] { return twin.sent(); };
-  const auto r = state::check_cases("a planted crash", budget, [&] {
+  const auto r = property::check_cases("a planted crash", budget, [&] {
     ++cases;
     twin.flushall();
-    state::SequenceResult out;
+    property::SequenceResult out;
     const int crash_at = *rc::gen::inRange(2, 6);
     for (int i = 0; i < 6; ++i) {
       twin.run(i == crash_at ? Argv{"DEBUG", "SEGFAULT"} : Argv{"HSET", "h" + std::to_string(i), "f", "v"});

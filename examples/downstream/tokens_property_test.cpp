@@ -5,12 +5,12 @@
 // (or EXPIRYKIT_PROP_SCALE=10) makes it a nightly run without a code change.
 #include <catch2/catch_test_macros.hpp>
 #include <expirykit/catch2/twin_fixture.hpp>
-#include <expirykit/state/property.hpp>
+#include <expirykit/property/property.hpp>
 
 using expirykit::catch2::current_test_name;
 using expirykit::catch2::TwinFixture;
-using expirykit::state::check_sequences;
-using expirykit::state::PropertyBudget;
+using expirykit::property::check_sequences;
+using expirykit::property::PropertyBudget;
 
 TEST_CASE_METHOD(TwinFixture, "Random token-store sequences: server and model agree") {
   require_field_ttl();

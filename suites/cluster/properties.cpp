@@ -1,4 +1,4 @@
-// The main property on a cluster (state/cluster_property.hpp): random sequences through the
+// The main property on a cluster (property/cluster_property.hpp): random sequences through the
 // cluster client, compared with the model command by command and node by node; then the same
 // with a reshard or a failover at a drawn point of every sequence, while its hashes hold far,
 // short and already-expired field TTLs (gen::property_sequence's set-ups). Budgets (before
@@ -12,15 +12,15 @@
 
 #include <expirykit/catch2/cluster_fixture.hpp>
 #include <expirykit/cluster/reshard.hpp>
-#include <expirykit/state/cluster_property.hpp>
+#include <expirykit/property/cluster_property.hpp>
 
 using namespace expirykit;
 using catch2::ClusterFixture;
 using catch2::current_test_name;
-using state::PropertyBudget;
+using property::PropertyBudget;
 
 namespace {
-void report(const state::PropertyResult& r, state::ClusterTwin& t) {
+void report(const property::PropertyResult& r, state::ClusterTwin& t) {
   const auto& rt = t.routing();
   std::string known;
   for (const auto& [id, n] : r.known_issues) known += " " + id + " (" + std::to_string(n) + " cases)";
@@ -57,7 +57,7 @@ std::function<std::string(state::ClusterTwin&)> reshard(bool atomic) {
 
 TEST_CASE_METHOD(ClusterFixture, "Cluster: random sequences, server and model agree", "[cluster][properties]") {
   auto& t = twin();
-  auto r = state::check_cluster_sequences(t, PropertyBudget{100, 40, 10, current_test_name()});
+  auto r = property::check_cluster_sequences(t, PropertyBudget{100, 40, 10, current_test_name()});
   report(r, t);
   CHECK(t.routing().crossslot > 0);
   CHECK(t.routing().one_slot > 0);
@@ -67,7 +67,7 @@ TEST_CASE_METHOD(ClusterFixture, "Cluster: a legacy reshard (SETSLOT, MIGRATE) d
                  "[cluster][properties][reshard]") {
   cluster();  // SKIPs on an external cluster
   auto& t = twin();
-  report(state::check_cluster_sequences(t, PropertyBudget{40, 40, 0, current_test_name()}, "legacy reshard", reshard(false)), t);
+  report(property::check_cluster_sequences(t, PropertyBudget{40, 40, 0, current_test_name()}, "legacy reshard", reshard(false)), t);
 }
 
 TEST_CASE_METHOD(ClusterFixture, "Cluster: an atomic slot migration (CLUSTER MIGRATESLOTS) during random sequences",
@@ -75,7 +75,7 @@ TEST_CASE_METHOD(ClusterFixture, "Cluster: an atomic slot migration (CLUSTER MIG
   cluster();
   require_atomic_slot_migration();
   auto& t = twin();
-  report(state::check_cluster_sequences(t, PropertyBudget{40, 40, 0, current_test_name()}, "atomic slot migration", reshard(true)),
+  report(property::check_cluster_sequences(t, PropertyBudget{40, 40, 0, current_test_name()}, "atomic slot migration", reshard(true)),
          t);
 }
 
@@ -86,7 +86,7 @@ TEST_CASE_METHOD(ClusterFixture, "Cluster: a failover (CLUSTER FAILOVER) during 
   auto& t = twin();
   PropertyBudget budget{6, 40, 0, current_test_name()};
   budget.shrink = false;  // each try fails over again: a failing case is reported as drawn
-  auto r = state::check_cluster_sequences(t, budget, "failover",
+  auto r = property::check_cluster_sequences(t, budget, "failover",
                                           [&cl](state::ClusterTwin& tw) {
                                             const std::string key = *rc::gen::elementOf(std::vector<std::string>{"h1", "h2", "h3", "s1"});
                                             auto& owner = cl.owner_of(cluster::slot_of(key));

@@ -1,4 +1,4 @@
-// The durability property (state/durable_property.hpp): random sequences of the modelled commands
+// The durability property (property/durable_property.hpp): random sequences of the modelled commands
 // run on a primary with a replica and AOF on (appendfsync always); after each sequence the
 // primary is compared with the model, the replica with the primary (after catching up by
 // replication offset), a second server loaded from the primary's RDB with the model after a
@@ -8,14 +8,14 @@
 // Replica differences on keys touched by a command that triggers a known primary/replica
 // divergence of the server under test (server/known_issues.hpp; the example cases in replica.cpp
 // report them as KNOWN ISSUE) are excused and counted; everything else must agree.
-// Budget (state/property.hpp): rounds of 20 sequences of up to 30 commands while 10 s last, both
+// Budget (property/property.hpp): rounds of 20 sequences of up to 30 commands while 10 s last, both
 // times EXPIRYKIT_PROP_SCALE (or EXPIRYKIT_PROP_SECONDS). A failure's first line names the stage
 // and copy that differed (or the command), the seed and the command line that replays it; then the
 // case, the shrunk script for the primary with every reply, and each difference.
 #include <catch2/catch_test_macros.hpp>
 
 #include <expirykit/catch2/replica_fixture.hpp>
-#include <expirykit/state/durable_property.hpp>
+#include <expirykit/property/durable_property.hpp>
 
 using namespace expirykit;
 using catch2::ReplicaFixture;
@@ -32,10 +32,10 @@ TEST_CASE_METHOD(ReplicaFixture, "Random sequences: replica, RDB and AOF copies 
   state::Twin::Options topt;
   topt.server = identity();  // the primary's known issues are excused per step (state/known_divergence.hpp)
   state::Twin t(c, dialect, topt);
-  state::Copies copies{*set, loader};
-  state::DurableOptions opt;
+  property::Copies copies{*set, loader};
+  property::DurableOptions opt;
   opt.server = identity();  // known primary/replica divergences of this server are excused, and counted
-  auto r = state::check_durable_sequences(t, copies, state::PropertyBudget{20, 30, 10, catch2::current_test_name()}, opt);
+  auto r = property::check_durable_sequences(t, copies, property::PropertyBudget{20, 30, 10, catch2::current_test_name()}, opt);
   std::string known;
   for (const auto& [id, n] : r.known_issues) known += " " + id + " (" + std::to_string(n) + " cases)";
   UNSCOPED_INFO(r.sequences << " sequences in " << r.rounds << " round(s), " << r.commands << " commands in " << r.seconds

@@ -12,7 +12,7 @@
 // beside field TTLs). Compared after the load: every key, field, value and absolute expiry
 // (state::Snapshot, to the millisecond), and OBJECT ENCODING of every hash as this release's
 // dialect predicts for a load (model::loaded_encoding). With field TTLs on both sides the
-// durability property then runs on the mixed pair (state/durable_property.hpp).
+// durability property then runs on the mixed pair (property/durable_property.hpp).
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
 
@@ -28,6 +28,7 @@
 #include <vector>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/env.hpp>
 #include <expirykit/model/model.hpp>
 #include <expirykit/process/discovery.hpp>
@@ -35,7 +36,7 @@
 #include <expirykit/process/server.hpp>
 #include <expirykit/server/clock.hpp>
 #include <expirykit/server/identity.hpp>
-#include <expirykit/state/durable_property.hpp>
+#include <expirykit/property/durable_property.hpp>
 #include <expirykit/state/snapshot.hpp>
 
 using namespace expirykit;
@@ -58,8 +59,9 @@ class Upgrade : public catch2::ServerFixture {
     const auto& id = identity();
     const auto l = process::previous_line(server::to_string(id.flavor), id.version.major, id.version.minor);
     if (!l)
-      SKIP("not supported by " << id.to_string() << ": no older " << server::to_string(id.flavor)
-                               << " release is provisioned to upgrade from (ci/provision-servers <flavor>-<major>.<minor>)");
+      catch2::skip(catch2::Verdict::not_supported,
+                   "not supported by " + id.to_string() + ": no older " + std::string(server::to_string(id.flavor)) +
+                       " release is provisioned to upgrade from (ci/provision-servers <flavor>-<major>.<minor>)");
     return process::provisioned_server(l->name);
   }
   fs::path current() { return target().owned()->binary(); }
@@ -264,10 +266,10 @@ TEST_CASE_METHOD(Upgrade, "Upgrade: a replica of this release follows a primary 
   // issue redis-hsetex-duplicate-field-hashtable-crash).
   topt.crash_servers = {identity()};
   state::Twin t(c, *d, topt);
-  state::Copies copies{*set, loader};
-  state::DurableOptions opt;
+  property::Copies copies{*set, loader};
+  property::DurableOptions opt;
   opt.server = old_id;
-  auto r = state::check_durable_sequences(t, copies, state::PropertyBudget{10, 30, 5, catch2::current_test_name()}, opt);
+  auto r = property::check_durable_sequences(t, copies, property::PropertyBudget{10, 30, 5, catch2::current_test_name()}, opt);
   UNSCOPED_INFO(r.sequences << " sequences, " << r.commands << " commands in " << r.seconds << " s, seed " << r.seed);
   if (!r.ok) FAIL(r.report);
   CHECK(r.commands > 0);
@@ -288,8 +290,9 @@ TEST_CASE_METHOD(Upgrade, "Upgrade: a replica of the previous release follows a 
     // version" in its log (Valkey and Redis src/rdb.c rdbLoadRio).
     const std::string what = e.what();
     if (what.find("RDB format version") != std::string::npos || what.find("Can't handle RDB") != std::string::npos)
-      SKIP("not supported by " << identity().to_string() << " as a primary of the previous release: its replica "
-                               << "cannot load this release's full sync (RDB format):\n" << what);
+      catch2::skip(catch2::Verdict::not_supported, "not supported by " + identity().to_string() +
+                                                       " as a primary of the previous release: its replica " +
+                                                       "cannot load this release's full sync (RDB format):\n" + what);
     throw;
   }
   const auto old_id = identity_of(set->replica());

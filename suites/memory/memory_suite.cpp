@@ -19,6 +19,7 @@
 #include <string>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/memory/baseline.hpp>
 #include <expirykit/memory/guard.hpp>
 #include <expirykit/memory/layouts.hpp>
@@ -77,7 +78,7 @@ memory::Measurement measure(const memory::Layout& l, const memory::ProbeOptions&
     return memory::Probe(o).run(l);
   } catch (const memory::Unsupported& e) {
     std::cout << "[memory] " << l.name << ": " << e.what() << std::endl;
-    SKIP(e.what());
+    catch2::skip(catch2::Verdict::not_supported, e.what());  // "not supported by <server>: ..."
   }
   throw std::logic_error("unreachable");
 }

@@ -2,7 +2,7 @@
 // on the live server and in the model (state::Twin, model::Dialect picked from the server's
 // identity), with the keyspace notifications and the client-tracking invalidations of every command (notify-keyspace-events drawn per
 // sequence: all classes or single ones), OBJECT ENCODING of every hash and the INFO counters
-// checked too. Budget (state/property.hpp): rounds of 100 sequences of up to 40 commands while
+// checked too. Budget (property/property.hpp): rounds of 100 sequences of up to 40 commands while
 // 15 s last, both times EXPIRYKIT_PROP_SCALE (or EXPIRYKIT_PROP_SECONDS). On a failure the first
 // line names the first differing command with both replies, the seed and the command line that
 // replays it; then the shrunk sequence as a valkey-cli script with the server's and the model's
@@ -10,11 +10,11 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <expirykit/catch2/twin_fixture.hpp>
-#include <expirykit/state/property.hpp>
+#include <expirykit/property/property.hpp>
 
 using namespace expirykit::catch2;
-using expirykit::state::check_sequences;
-using expirykit::state::PropertyBudget;
+using expirykit::property::check_sequences;
+using expirykit::property::PropertyBudget;
 
 TEST_CASE_METHOD(TwinFixture, "Random sequences: server and model agree", "[properties]") {
   auto& t = twin();

@@ -15,7 +15,7 @@
 #include <thread>
 
 #include <expirykit/gen/ttl.hpp>
-#include <expirykit/state/property.hpp>
+#include <expirykit/property/property.hpp>
 
 #include <expirykit/catch2/twin_fixture.hpp>
 
@@ -34,12 +34,12 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
   t.observe_events();
   t.observe_counters();
   t.observe_tracking();
-  // Rounds of 10 cases (x EXPIRYKIT_PROP_SCALE) for 4 s (state/property.hpp); a failure shrinks
+  // Rounds of 10 cases (x EXPIRYKIT_PROP_SCALE) for 4 s (property/property.hpp); a failure shrinks
   // (each try takes real time: the waits) and prints its seed and replay command line.
-  expirykit::state::PropertyBudget budget{10, 0, 4, current_test_name()};
+  expirykit::property::PropertyBudget budget{10, 0, 4, current_test_name()};
   budget.sent = [&t] { return t.sent(); };  // a server crash is triaged on fresh servers
-  auto r = expirykit::state::check_cases("expired fields hidden, counted and reclaimed on " + t.dialect().name, budget, [&] {
-    expirykit::state::SequenceResult res;
+  auto r = expirykit::property::check_cases("expired fields hidden, counted and reclaimed on " + t.dialect().name, budget, [&] {
+    expirykit::property::SequenceResult res;
     auto fail = [&](const std::string& summary, const std::string& detail) {
       res.ok = false;
       res.summary = summary;
@@ -75,7 +75,7 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
       Step s = run(Argv{"HPEXPIRE", "h", ms, "FIELDS", "1", "f" + std::to_string(i)});
       if (kinds[i] == 1) latest = std::max<int64_t>(latest, s.after_ms + near[i]);
     }
-    if (bad) return fail(expirykit::state::step_summary(*bad), bad->describe());
+    if (bad) return fail(expirykit::property::step_summary(*bad), bad->describe());
     t.wait_until_past(latest, 5);
     // Hidden and counted as the dialect says (Redis deletes lazily on some reads).
     static const std::vector<std::string> read_cmds = {"HGET", "HEXISTS", "HSTRLEN"};
@@ -87,7 +87,7 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
     for (int i = 0; i < n; ++i) httl.push_back("f" + std::to_string(i));
     run(httl);
     run({"EXISTS", "h"});
-    if (bad) return fail(expirykit::state::step_summary(*bad), bad->describe());
+    if (bad) return fail(expirykit::property::step_summary(*bad), bad->describe());
     auto diffs = t.compare_state();
     if (!diffs.empty()) return fail("state before resuming active expiry: " + diffs.front(), "");
     // Resume: everything expired is reclaimed within the bound.
@@ -101,7 +101,7 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
     run({"HLEN", "h"});
     run({"EXISTS", "h"});  // the key goes with its last field
     if (bad) return fail("after resuming active expiry (bound " + std::to_string(kReclaimBound.count()) + " s): " +
-                             expirykit::state::step_summary(*bad), bad->describe());
+                             expirykit::property::step_summary(*bad), bad->describe());
     diffs = t.compare_state();
     // Active expiry's keyspace notifications (hexpired, class x on Valkey; del) and tracking
     // invalidations, and the counters (expired_fields / expired_subkeys, the keyspace line).

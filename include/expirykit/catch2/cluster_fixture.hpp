@@ -4,7 +4,7 @@
 //     auto& c = client();                              // cluster::Client, every primary flushed
 //     c("HSETEX", "user:1", "PX", 60000, "FIELDS", 1, "tok", "x");
 //     CHECK(c("HTTL", "user:1", "FIELDS", 1, "tok") == Reply::ints({60}));
-//     auto r = state::run_cluster_sequence(twin(),      // flushes, runs both sides, compares
+//     auto r = property::run_cluster_sequence(twin(),      // flushes, runs both sides, compares
 //                                          {{"HSETEX", "u:2", "PX", "5000", "FIELDS", "1", "t", "x"},
 //                                           {"HTTL", "u:2", "FIELDS", "1", "t"}});
 //     CHECK(r.ok);
@@ -32,6 +32,7 @@
 #include <string>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/env.hpp>
 #include <expirykit/cluster/client.hpp>
 #include <expirykit/model/model.hpp>
@@ -139,14 +140,16 @@ class ClusterFixture {
   /// SKIPs on a server without hash field TTLs ("not supported by valkey 8.0.1: ..."), as
   /// ServerFixture::require_field_ttl() does.
   void require_field_ttl() {
-    if (!identity().caps.field_ttl()) SKIP("not supported by " << identity().to_string() << ": hash field TTLs (HEXPIRE)");
+    if (!identity().caps.field_ttl())
+      skip(Verdict::not_supported, "not supported by " + identity().to_string() + ": hash field TTLs (HEXPIRE)");
   }
   /// SKIPs on a server without atomic slot migration (CLUSTER MIGRATESLOTS: Valkey 9.0+,
   /// valkey.io/commands/cluster-migrateslots).
   void require_atomic_slot_migration() {
     const auto& id = identity();
     if (!(id.flavor == server::Flavor::valkey && id.version.major >= 9))
-      SKIP("not supported by " << id.to_string() << ": atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0+)");
+      skip(Verdict::not_supported,
+           "not supported by " + id.to_string() + ": atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0+)");
   }
   /// The model twin of the cluster (state::ClusterTwin over client()). SKIPs on a server
   /// without a model dialect.
@@ -154,7 +157,7 @@ class ClusterFixture {
     if (!twin_) {
       const auto& id = identity();
       auto d = server::dialect_for(id);
-      if (!d) SKIP("not supported by " << id.to_string() << ": no model dialect (no hash field TTLs)");
+      if (!d) skip(Verdict::not_supported, "not supported by " + id.to_string() + ": no model dialect (no hash field TTLs)");
       state::Twin::Options o;
       o.server = id;  // known issues of this server are excused and named
       twin_ = std::make_unique<state::ClusterTwin>(client(), *d, o);

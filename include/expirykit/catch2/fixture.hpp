@@ -29,6 +29,7 @@
 #include <string>
 #include <thread>
 
+#include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/process/target.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/identity.hpp>
@@ -47,7 +48,7 @@ inline std::string test_spec(const std::string& name) {
   return out;
 }
 
-/// test_spec() of the Catch2 test case running now (e.g. for state::PropertyBudget::test_name).
+/// test_spec() of the Catch2 test case running now (e.g. for property::PropertyBudget::test_name).
 inline std::string current_test_name() { return test_spec(Catch::getResultCapture().getCurrentTestName()); }
 
 namespace detail {
@@ -167,9 +168,9 @@ class ServerFixture {
 
   /// SKIPs the test on a server without hash field TTLs ("not supported by valkey 8.0.1").
   void require_field_ttl() { require(identity().caps.field_ttl(), "hash field TTLs (HEXPIRE)"); }
-  /// SKIPs the test unless `have`, naming `what` and the server.
+  /// SKIPs the test unless `have`, naming `what` and the server: NOT SUPPORTED.
   void require(bool have, const std::string& what) {
-    if (!have) SKIP("not supported by " << identity().to_string() << ": " << what);
+    if (!have) skip(Verdict::not_supported, "not supported by " + identity().to_string() + ": " + what);
   }
   /// SKIPs when the server is external (the kit cannot restart or reconfigure it).
   void require_own_server(const std::string& why) {

@@ -5,12 +5,12 @@
 //   expirykit::catch2::known_issue(identity(), "valkey-expired-fields-propagated", defect, details);
 //   // continues only when the server behaved as specified and no known issue applies
 //
-// Verdicts (server::judge(); ci/conformance prints the first word of the SKIP message as the
-// verdict):
-//   defect seen, server in the issue's range   -> SKIP "KNOWN ISSUE <report> [<id> ...]: ..." (not a
-//                                                 failure; the replay script and `details` follow)
-//   no defect, server in the issue's range     -> SKIP "FIXED <report> [<id>] on <server>: ..." (record
-//                                                 the fix: set `until` in server/known_issues.hpp)
+// Verdicts (server::judge(); the SKIPs carry their verdict, catch2/verdict_kind.hpp, for the
+// verdict listener and ci/conformance):
+//   defect seen, server in the issue's range   -> KNOWN ISSUE: SKIP "KNOWN ISSUE <report> [<id> ...]: ..."
+//                                                 (not a failure; the replay script and `details` follow)
+//   no defect, server in the issue's range     -> FIXED: SKIP "FIXED <report> [<id>] on <server>: ..."
+//                                                 (record the fix: set `until` in server/known_issues.hpp)
 //   defect seen, server outside the range      -> FAIL with the details and the replay script
 //   no defect, server outside the range        -> returns; the test goes on
 // FAILs when `id` is not in the table: a typo must not hide a failure.
@@ -20,16 +20,17 @@
 
 #include <string>
 
+#include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/server/identity.hpp>
 #include <expirykit/server/known_issues.hpp>
 
 namespace expirykit::catch2 {
 
-/// Turns a judgement into the Catch2 outcome above (SKIP, FAIL, or nothing).
+/// Turns a judgement into the Catch2 outcome above (SKIP as KNOWN ISSUE or FIXED, FAIL, or nothing).
 inline void report(const server::IssueJudgement& j) {
   switch (j.verdict) {
-    case server::IssueVerdict::known_issue:
-    case server::IssueVerdict::fixed: SKIP(j.message); break;
+    case server::IssueVerdict::known_issue: skip(Verdict::known_issue, j.message); break;
+    case server::IssueVerdict::fixed: skip(Verdict::fixed, j.message); break;
     case server::IssueVerdict::failed: FAIL(j.message); break;
     case server::IssueVerdict::none: break;
   }

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/model/model.hpp>
 #include <expirykit/server/dialect_choice.hpp>
 #include <expirykit/process/replica_set.hpp>
@@ -104,7 +105,8 @@ class ReplicaFixture {
   }
   /// SKIPs on a server without hash field TTLs ("not supported by valkey 8.0.1").
   void require_field_ttl() {
-    if (!identity().caps.field_ttl()) SKIP("not supported by " << identity().to_string() << ": hash field TTLs (HEXPIRE)");
+    if (!identity().caps.field_ttl())
+      skip(Verdict::not_supported, "not supported by " + identity().to_string() + ": hash field TTLs (HEXPIRE)");
   }
 
   /// The model twin of the primary (state::Twin on the primary connection). SKIPs on a server
@@ -113,7 +115,7 @@ class ReplicaFixture {
     if (!twin_) {
       const auto& id = identity();
       auto d = server::dialect_for(id);
-      if (!d) SKIP("not supported by " << id.to_string() << ": no model dialect (no hash field TTLs)");
+      if (!d) skip(Verdict::not_supported, "not supported by " + id.to_string() + ": no model dialect (no hash field TTLs)");
       state::Twin::Options o;
       o.server = id;  // known issues of this server are excused and named (state/known_divergence.hpp)
       twin_ = std::make_unique<state::Twin>(primary(), *d, o);

@@ -16,6 +16,7 @@
 #include <string>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/model/model.hpp>
 #include <expirykit/server/dialect_choice.hpp>
 #include <expirykit/state/twin.hpp>
@@ -42,7 +43,7 @@ class TwinFixture : public ServerFixture {
     if (!twin_) {
       const auto& id = identity();
       auto d = expirykit::server::dialect_for(id);
-      if (!d) SKIP("not supported by " << id.to_string() << ": no model dialect (no hash field TTLs)");
+      if (!d) skip(Verdict::not_supported, "not supported by " + id.to_string() + ": no model dialect (no hash field TTLs)");
       require_debug("DEBUG SET-ACTIVE-EXPIRE");
       Twin::Options o;
       o.server = id;  // known issues of this server are excused and named, not failed

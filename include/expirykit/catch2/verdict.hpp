@@ -1,17 +1,23 @@
 // expirykit/catch2/verdict.hpp: a Catch2 v3 listener that records one verdict per test case
-// (PASS, FAIL with the first failed assertion, SKIP with its reason) for the conformance table.
+// (PASS, FAIL with the first failed assertion, or the verdict of its skip with the skip's
+// message) for the conformance table.
 //
 // Register it in exactly one source file of a test binary:
 //   #include <expirykit/catch2/verdict.hpp>
 //   EXPIRYKIT_REGISTER_VERDICT_LISTENER()
 // If EXPIRYKIT_VERDICT_FILE is set, each verdict is appended to it as one tab-separated line:
-//   <binary>\t<test case>\t<PASS|FAIL|SKIP>\t<detail>\t<server identity>
-// The detail is whole (never cut), with backslash, tab, CR and newline written as \\ \t \r \n.
-// A FAIL's detail is the first failed assertion (expression and expansion, or the message; a
+//   <binary>\t<test case>\t<verdict>\t<detail>\t<server identity>
+// <verdict> is one of PASS, FAIL, KNOWN ISSUE, KNOWN GAP, FIXED, NOT SUPPORTED, SKIPPED
+// (catch2::Verdict, catch2/verdict_kind.hpp): FAIL when an assertion failed, else the verdict
+// catch2::skip() recorded for the test case's first skip (KNOWN ISSUE, NOT SUPPORTED, ...;
+// SKIPPED for a plain SKIP), else PASS. It is written as told, never read from the message.
+// The detail is whole (never cut), with backslash, tab, CR and newline written as \\ \t \r \n:
+// a skip's message, or a FAIL's first failed assertion (expression and expansion, or the message; a
 // property's message starts with the differing command, both replies, the seed and its replay
-// line) and ends with "replay: <command line>" re-running this test case against the same server
-// unless the message already carries one. ci/conformance collects these lines across test
-// binaries, prints the table (first line of each detail) and writes every detail whole to a file.
+// line), which ends with "replay: <command line>" re-running this test case against the same
+// server unless the message already carries one. ci/conformance collects these lines across test
+// binaries, prints the table (the verdict, the first line of each detail) and writes every detail
+// whole to a file.
 #pragma once
 
 #include <catch2/catch_test_case_info.hpp>
@@ -24,6 +30,7 @@
 #include <string>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/env.hpp>
 #include <expirykit/server/dialect_choice.hpp>
 
@@ -36,10 +43,16 @@ class VerdictListener : public Catch::EventListenerBase {
   void testCaseStarting(const Catch::TestCaseInfo&) override {
     detail_.clear();
     skipped_ = false;
+    skip_verdict_ = Verdict::skipped;
+    detail::pending_skip_verdict().reset();
   }
   void assertionEnded(const Catch::AssertionStats& stats) override {
     const auto& r = stats.assertionResult;
     if (r.getResultType() == Catch::ResultWas::ExplicitSkip) {
+      // The verdict catch2::skip() recorded just before this SKIP; none: a plain SKIP.
+      auto& pending = detail::pending_skip_verdict();
+      if (!skipped_) skip_verdict_ = pending.value_or(Verdict::skipped);
+      pending.reset();
       skipped_ = true;
       if (detail_.empty()) detail_ = std::string(r.getMessage());
     } else if (!r.isOk() && detail_.empty()) {
@@ -60,7 +73,9 @@ class VerdictListener : public Catch::EventListenerBase {
     const auto file = env::get("EXPIRYKIT_VERDICT_FILE");
     if (!file) return;
     const auto& t = stats.totals;
-    const char* verdict = t.assertions.failed > 0 ? "FAIL" : (skipped_ || t.testCases.skipped > 0) ? "SKIP" : "PASS";
+    const Verdict verdict = t.assertions.failed > 0                      ? Verdict::fail
+                            : (skipped_ || t.testCases.skipped > 0) ? skip_verdict_
+                                                                    : Verdict::pass;
     std::string server = "?";
     std::string stand_in;  // the dialect standing in for a release without its own
     if (auto& target = detail::shared_target_slot(); target) {
@@ -79,8 +94,8 @@ class VerdictListener : public Catch::EventListenerBase {
       detail = "changed since " + stand_in + " (" + server + " checked against the " + stand_in + " dialect): " + detail;
     if (t.assertions.failed > 0 && detail.find("replay: ") == std::string::npos)
       detail += "\nreplay: " + replay_line(stats.testInfo->name);
-    std::string line = binary_name() + "\t" + escape(stats.testInfo->name) + "\t" + verdict + "\t" + escape(detail) +
-                       "\t" + server + "\n";
+    std::string line = binary_name() + "\t" + escape(stats.testInfo->name) + "\t" + std::string(to_string(verdict)) +
+                       "\t" + escape(detail) + "\t" + server + "\n";
     if (FILE* f = std::fopen(file->c_str(), "a")) {
       std::fputs(line.c_str(), f);
       std::fclose(f);
@@ -116,6 +131,7 @@ class VerdictListener : public Catch::EventListenerBase {
   }
   std::string detail_;
   bool skipped_ = false;
+  Verdict skip_verdict_ = Verdict::skipped;  // of the first skip
 };
 
 }  // namespace expirykit::catch2

@@ -2,7 +2,7 @@
 //
 //   auto g = gen::command(dialect);                // one command, weighted mix
 //   auto s = gen::sequence(dialect, 40);           // up to 40 commands
-//   auto p = gen::property_sequence(dialect, 40);  // what state::check_sequences runs
+//   auto p = gen::property_sequence(dialect, 40);  // what property::check_sequences runs
 //
 // Mostly valid commands of the modelled set (model/apply.hpp), on a few colliding keys and
 // fields (gen/names.hpp) with times from gen/ttl.hpp; about one in ten is malformed on purpose:
@@ -394,7 +394,7 @@ inline rc::Gen<std::vector<Argv>> setup_prefix(const model::Dialect& d, bool sta
   }));
 }
 
-/// The main property's sequences (state::check_sequences): sequence(d, max_len) after a
+/// The main property's sequences (property::check_sequences): sequence(d, max_len) after a
 /// setup_prefix() in 4 cases of 5, stale (logically expired fields) in 3 of them, so that every
 /// command form meets every field state (state/coverage.hpp). Other uses (durability,
 /// differential) keep sequence(), whose times all stay clear of "now".

@@ -199,7 +199,7 @@ struct Dialect {
   bool restore_past_ttl_counts_expired = false;
   /// WRONGTYPE is checked before argument errors in HEXPIRE*, HTTL*, HPERSIST, HGETDEL
   /// (redis-hfe.md §4 [V]; live for HPERSIST/HGETDEL). HGETEX checks the type first on both
-  /// servers only for errors after option parsing on Valkey; see field_ttl_commands.hpp. Fact:
+  /// servers only for errors after option parsing on Valkey; see setex_getex_commands.hpp. Fact:
   /// which of two errors wins is an implementation choice neither server documents.
   bool wrongtype_before_args = false;
 

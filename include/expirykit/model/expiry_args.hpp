@@ -1,6 +1,6 @@
 // expirykit/model/expiry_args.hpp: the time and expiry-option arguments of the hash field TTL
-// commands, shared by the command functions (field_ttl_commands.hpp) and Redis 8.6's keyword
-// parser (keyword_args.hpp).
+// commands, shared by the command functions (field_ttl_commands.hpp, setex_getex_commands.hpp)
+// and Redis 8.6's keyword parser (keyword_args.hpp).
 #pragma once
 
 #include <cstdint>

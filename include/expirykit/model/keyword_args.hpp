@@ -21,9 +21,9 @@
 //     FNX/FXX after either: "Only one of FXX or FNX arguments can be specified"; anything else
 //     "unknown argument: <arg>"; then no FIELDS: "missing FIELDS argument"; then PERSIST on
 //     HSETEX or KEEPTTL/FNX/FXX on HGETEX: bare "unknown argument".
-// What passes is rewritten in the order the Redis grammar of field_ttl_commands.hpp reads
-// (options first, FIELDS and its arguments last, a repeated condition once), so the semantics
-// stay in one place.
+// What passes is rewritten in the order the Redis grammar of field_ttl_commands.hpp and
+// setex_getex_commands.hpp reads (options first, FIELDS and its arguments last, a repeated
+// condition once), so the semantics stay in one place.
 #pragma once
 
 #include <optional>

@@ -4,12 +4,9 @@
 // say (model/dialect.hpp holds only dialect facts). When a released server does something else,
 // that is a known server issue, recorded here with the upstream report (or "unreported" and a
 // replay script of valkey-cli / redis-cli lines), the affected versions and one sentence. Every
-// check that meets one reports it through judge() with one verdict word:
-//
-//   defect seen, server in the row's range    -> KNOWN ISSUE (reported, not failed)
-//   no defect,   server in the row's range    -> FIXED: record it (set `until` to that release)
-//   defect seen, server outside the range     -> a failure (widen the range or fix the server)
-//   no defect,   server outside the range     -> nothing to report; the check goes on
+// check that meets one reports it through judge() with one verdict word (server/issue_verdict.hpp:
+// KNOWN ISSUE while a server in the row's range shows it, FIXED when one no longer does, a
+// failure when the defect shows outside the range).
 //
 // Who asks the table:
 //   - state::Twin, per step (state/known_divergence.hpp): a row with `reproduce` names a defect
@@ -23,168 +20,24 @@
 // Add a row when a suite finds a divergence on a released server: an id the checks name, the
 // first affected version known, `until` empty while no fixed release is known, the report, and a
 // replay script that shows it on a fresh server started with --enable-debug-command yes.
+//
+// This header holds the table and its lookups and includes its parts: the row type
+// (known_issue_row.hpp), the predicates of the crash and matcher rows (issue_predicates.hpp), and
+// judge() (issue_verdict.hpp).
 #pragma once
 
-#include <algorithm>
-#include <cerrno>
-#include <cstdint>
-#include <cstdlib>
-#include <functional>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <expirykit/model/dialect.hpp>
-#include <expirykit/model/keyspace.hpp>
-#include <expirykit/resp/reply.hpp>
 #include <expirykit/server/identity.hpp>
+#include <expirykit/server/issue_predicates.hpp>
+#include <expirykit/server/issue_verdict.hpp>
+#include <expirykit/server/known_issue_row.hpp>
 
 namespace expirykit::server {
-
-/// A step where the server's observations differ from the specification (the model), as
-/// state::Twin saw it: what a KnownIssue::matches predicate is given.
-struct Divergence {
-  resp::Argv argv;                       ///< the command as sent
-  std::vector<resp::Argv> batch;         ///< the commands an EXEC / the sequence script ran; else empty
-  resp::Reply model, server;             ///< the specification's reply and the server's
-  std::string events_diff;               ///< "" when the keyspace notifications agree (or are not observed)
-  std::string tracking_diff;             ///< "" when the tracking invalidations agree (or are not observed)
-  /// Every command of the step (argv, or the batch for EXEC / the sequence script).
-  std::vector<resp::Argv> commands() const { return batch.empty() ? std::vector<resp::Argv>{argv} : batch; }
-};
-
-struct KnownIssue {
-  std::string id;                 ///< short name the checks use, e.g. "valkey-expired-fields-propagated"
-  Flavor flavor = Flavor::valkey;
-  Version from;                   ///< first affected version known
-  std::optional<Version> until;   ///< first fixed release; nullopt: none known yet
-  std::string report;             ///< "valkey-io/valkey#2618", or "unreported"
-  std::string what;               ///< one sentence: what the server does instead of the specification
-  std::string replay;             ///< valkey-cli / redis-cli lines reproducing it (newline-separated)
-  /// Upper-case command names whose steps can show it to state::Twin; empty: the twin never
-  /// meets it per step (a suite checks it: replicas, persistence, memory).
-  std::vector<std::string> commands;
-  /// The defect as the model replays it (model::Defects; all off: the model cannot).
-  model::Defects reproduce;
-  /// For a defect the model does not replay: true when a divergence on one of `commands` is this
-  /// issue. Empty: none.
-  std::function<bool(const Divergence&)> matches;
-  /// For a crash: true when `argv`, sent to a server holding what `ks` holds (the model before
-  /// the command, at `now_ms`), would crash it. state::Twin then does not send it and names the
-  /// row (Step::known_issue); a crash no row predicts is a FAIL with its triage
-  /// (triage/crash_triage.hpp). Empty: not a crash row.
-  std::function<bool(const model::Keyspace& ks, const resp::Argv& argv, int64_t now_ms)> crashes;
-
-  bool covers(const Identity& id) const {
-    return id.flavor == flavor && id.version >= from && (!until || id.version < *until);
-  }
-  /// True when state::Twin can recognise it per step (a replayable defect or a matcher).
-  bool recognisable() const { return !commands.empty() && (reproduce.any() || static_cast<bool>(matches)); }
-  /// True when argv, or a command of the batch, is one of `commands`.
-  bool concerns(const resp::Argv& argv, const std::vector<resp::Argv>& batch = {}) const {
-    auto named = [&](const resp::Argv& a) {
-      if (a.empty()) return false;
-      std::string u = a[0];
-      for (auto& ch : u) ch = (ch >= 'a' && ch <= 'z') ? char(ch - 'a' + 'A') : ch;
-      for (const auto& c : commands)
-        if (c == u) return true;
-      return false;
-    };
-    if (named(argv)) return true;
-    for (const auto& a : batch)
-      if (named(a)) return true;
-    return false;
-  }
-  /// The upstream page of `report` ("owner/repo#n" -> https://github.com/owner/repo/issues/n);
-  /// "" for an unreported issue.
-  std::string url() const {
-    const auto hash = report.find('#');
-    if (hash == std::string::npos || report.find('/') == std::string::npos) return {};
-    return "https://github.com/" + report.substr(0, hash) + "/issues/" + report.substr(hash + 1);
-  }
-};
-
-namespace detail {
-/// A whole decimal integer (sign allowed), as the servers parse one.
-inline bool whole_number(const std::string& s, long long& out) {
-  if (s.empty()) return false;
-  errno = 0;
-  char* end = nullptr;
-  out = std::strtoll(s.c_str(), &end, 10);
-  return errno == 0 && end == s.c_str() + s.size() && s.find_first_of(" \t") == std::string::npos;
-}
-inline bool iequal(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const char x = (a[i] >= 'a' && a[i] <= 'z') ? char(a[i] - 'a' + 'A') : a[i];
-    const char y = (b[i] >= 'a' && b[i] <= 'z') ? char(b[i] - 'a' + 'A') : b[i];
-    if (x != y) return false;
-  }
-  return true;
-}
-/// HSETEX with a time option (EX, PX, EXAT, PXAT; not a past PXAT/EXAT; before or after the
-/// FIELDS block) that names one field twice, on a hash or a new key: the
-/// redis-hsetex-duplicate-field-hashtable-crash row (live 8.6.3), held back wider than the row's
-/// reproduced conditions (a hashtable that never had a field TTL), see the end of the function.
-inline bool hsetex_timed_names_a_field_twice(const model::Keyspace& ks, const resp::Argv& a, int64_t now) {
-  if (a.size() < 6 || !iequal(a[0], "HSETEX")) return false;
-  // Options stand before or after the FIELDS block on 8.6 (live: both forms crash).
-  std::size_t fields_at = 0, fields_end = 0;
-  bool timed = false, past = false;
-  for (std::size_t i = 2; i < a.size(); ++i) {
-    if (iequal(a[i], "FIELDS") && !fields_at && i + 1 < a.size()) {
-      long long n = 0;
-      if (!whole_number(a[i + 1], n) || n < 1 || static_cast<unsigned long long>(n) > (a.size() - i - 2) / 2) return false;
-      fields_at = i;
-      fields_end = i + 2 + 2 * static_cast<std::size_t>(n);
-      i = fields_end - 1;
-      continue;
-    }
-    const bool abs = iequal(a[i], "EXAT") || iequal(a[i], "PXAT");
-    if ((iequal(a[i], "EX") || iequal(a[i], "PX") || abs) && i + 1 < a.size()) {
-      timed = true;
-      long long t = 0;
-      if (abs && whole_number(a[i + 1], t)) past = (iequal(a[i], "EXAT") ? t * 1000 : t) <= now;
-    }
-  }
-  if (!timed || past || !fields_at) return false;
-  std::set<std::string> names;
-  bool dup = false;
-  for (std::size_t i = fields_at + 2; i + 1 < fields_end; i += 2) {
-    dup = dup || !names.insert(a[i]).second;
-  }
-  if (!dup) return false;
-  const model::Entry* e = ks.raw(a[1]);
-  if (e && !e->is_hash()) return false;  // WRONGTYPE
-  // Held back wider than the reproduced conditions: a 6-node Redis 8.6.3 cluster died on such an
-  // HSETEX (FXX) that this predicate let through when it asked for a hashtable that never had a
-  // field TTL, and the same sequence on one fresh server survives (suites/cluster,
-  // RC_PARAMS="seed=17043812125427653659"): encoding and TTL history are not all that decides it.
-  return true;
-}
-/// HEXPIRE, HPEXPIRE, HEXPIREAT or HPEXPIREAT whose numfields is within 4 of INT_MAX: the
-/// redis-hexpire-numfields-overflow-crash row (live 8.6.3: 2147483643 to 2147483647 crash,
-/// 2147483642 answers the arity error).
-inline bool hexpire_numfields_near_int_max(const model::Keyspace&, const resp::Argv& a, int64_t) {
-  if (a.size() < 5) return false;
-  if (!iequal(a[0], "HEXPIRE") && !iequal(a[0], "HPEXPIRE") && !iequal(a[0], "HEXPIREAT") && !iequal(a[0], "HPEXPIREAT"))
-    return false;
-  for (std::size_t i = 3; i + 1 < a.size(); ++i) {
-    long long n = 0;
-    if (iequal(a[i], "FIELDS") && whole_number(a[i + 1], n) && n >= 2147483643LL && n <= 2147483647LL) return true;
-  }
-  return false;
-}
-inline bool is_flag_named_hsetex(const resp::Argv& a) {
-  if (a.size() < 3) return false;
-  std::string c = a[0], k = a[1];
-  for (auto* s : {&c, &k})
-    for (auto& ch : *s) ch = (ch >= 'a' && ch <= 'z') ? char(ch - 'a' + 'A') : ch;
-  return c == "HSETEX" && (k == "NX" || k == "XX" || k == "FNX" || k == "FXX");
-}
-}  // namespace detail
 
 inline const std::vector<KnownIssue>& known_issues() {
   static const std::vector<KnownIssue> table = {
@@ -513,47 +366,6 @@ inline std::vector<const KnownIssue*> recognisable_issues(const Identity& server
   for (const auto& k : known_issues())
     if (k.recognisable() && k.covers(server)) out.push_back(&k);
   return out;
-}
-
-/// The one verdict word every check reports for a known issue (see the file comment).
-enum class IssueVerdict {
-  none,         ///< server outside the range and no defect: nothing to report
-  known_issue,  ///< KNOWN ISSUE: defect seen on a server in the range (reported, not failed)
-  fixed,        ///< FIXED: no defect on a server in the range (record the fix)
-  failed,       ///< the defect on a server outside the range (a failure)
-};
-
-struct IssueJudgement {
-  IssueVerdict verdict = IssueVerdict::none;
-  /// The message to print: starts with "KNOWN ISSUE " / "FIXED " (ci/conformance takes the first
-  /// word as the verdict), or the failure text; "" for none. The id comes first (verdict tables
-  /// cut long messages); the replay script follows the sentence.
-  std::string message;
-};
-
-/// The verdict for row `k` on `server` given what a check observed. `observed` describes the
-/// observation (printed with KNOWN ISSUE and failures); `on_fix` is appended to the FIXED
-/// message (what else to redo when the fix is recorded, e.g. a memory baseline). Throws nothing.
-inline IssueJudgement judge(const KnownIssue& k, const Identity& server, bool defect_observed,
-                            const std::string& observed, const std::string& on_fix = {}) {
-  IssueJudgement j;
-  const bool affected = k.covers(server);
-  const std::string link = k.url().empty() ? std::string() : " (" + k.url() + ")";
-  if (defect_observed && affected) {
-    j.verdict = IssueVerdict::known_issue;
-    j.message = "KNOWN ISSUE " + k.report + " [" + k.id + " in server/known_issues.hpp]: " + k.what + " (" +
-                server.to_string() + ")" + link + "\nreplay:\n" + k.replay + "\nobserved: " + observed;
-  } else if (!defect_observed && affected) {
-    j.verdict = IssueVerdict::fixed;
-    j.message = "FIXED " + k.report + " [" + k.id + "] on " + server.to_string() + ": " + k.what +
-                " no longer reproduces; record the fix (set `until` of '" + k.id + "' in server/known_issues.hpp to " +
-                server.version.to_string() + " or the first release that has it)" + (on_fix.empty() ? "" : "; " + on_fix);
-  } else if (defect_observed) {
-    j.verdict = IssueVerdict::failed;
-    j.message = "known issue " + k.report + " [" + k.id + "] (" + k.what + ") appears on " + server.to_string() +
-                ", outside its recorded range; observed: " + observed + "\nreplay:\n" + k.replay;
-  }
-  return j;
 }
 
 }  // namespace expirykit::server

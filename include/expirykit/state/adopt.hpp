@@ -11,6 +11,7 @@
 #include <vector>
 
 #include <expirykit/model/model.hpp>
+#include <expirykit/model/tracking.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/state/step.hpp>
 
@@ -136,6 +137,22 @@ inline void adopt_server_deadlines(resp::Client& side, model::Keyspace& ks, cons
       if (f != e->hash().fields.end()) adopt(f->second.expire_ms, r[i]);
     }
   }
+}
+
+/// After commands outside the model (`cmds`: one command, or a batch holding one): every key they
+/// name re-read from the server into `ks` (adopt_from_server), and `tracking` told what is known:
+/// what they invalidated is not, so the keys they touched are no longer tracked; the keys they
+/// read are tracked now (model/tracking.hpp).
+inline void adopt_unmodelled(resp::Client& side, model::Keyspace& ks, const std::vector<Argv>& cmds,
+                             std::set<std::string>& hlen_unknown, model::TrackingModel& tracking) {
+  std::vector<std::string> touched;
+  for (const auto& c : cmds) {
+    auto k = adopt_from_server(side, ks, c, hlen_unknown);
+    touched.insert(touched.end(), k.begin(), k.end());
+  }
+  for (const auto& k : touched) tracking.tracked.erase(k);
+  for (const auto& c : cmds)
+    for (const auto& k : model::TrackingModel::read_keys(c)) tracking.tracked.insert(k);
 }
 
 }  // namespace expirykit::state

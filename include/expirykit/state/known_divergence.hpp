@@ -50,13 +50,59 @@
 #include <string>
 #include <vector>
 
+#include <expirykit/model/batch.hpp>
 #include <expirykit/model/keyspace.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/clock.hpp>
 #include <expirykit/server/known_issues.hpp>
+#include <expirykit/state/replies.hpp>
 #include <expirykit/state/step.hpp>
 
 namespace expirykit::state {
+
+/// The crash row (server/known_issues.hpp, KnownIssue::crashes) that says `argv` would crash one
+/// of `servers`, given the model's state `ks` at `now_ms` (Unix ms); nullptr when none does. The
+/// kit's sequence script (model/batch.hpp) counts when one of its commands would crash; an EXEC
+/// is never held back (its commands were looked at when queued).
+inline const server::KnownIssue* crash_row(const std::vector<server::Identity>& servers, const model::Keyspace& ks,
+                                           const Argv& argv, int64_t now_ms) {
+  if (servers.empty() || argv.empty()) return nullptr;
+  std::vector<Argv> looked_at{argv};
+  if (auto inner = model::sequence_eval_commands(argv)) looked_at = *inner;
+  auto covered = [&](const server::KnownIssue& k) {
+    for (const auto& id : servers)
+      if (k.covers(id)) return true;
+    return false;
+  };
+  for (const auto& k : server::known_issues()) {
+    if (!k.crashes || !covered(k)) continue;
+    for (const auto& a : looked_at)
+      if (k.crashes(ks, a, now_ms)) return &k;
+  }
+  return nullptr;
+}
+
+/// The row that excuses a step's differing keyspace notifications on `server`: the one
+/// events_known_issue() (state/replies.hpp) names for the command, or for the first command of
+/// `batch` it names one for, when that row covers `server`; "" otherwise.
+inline std::string events_excuse(const server::Identity& server, const Argv& argv,
+                                 const std::optional<std::vector<Argv>>& batch) {
+  std::string id = events_known_issue(argv);
+  for (std::size_t i = 0; batch && id.empty() && i < batch->size(); ++i) id = events_known_issue((*batch)[i]);
+  const auto* k = server::find_known_issue(id);
+  return k && k->covers(server) ? k->id : std::string();
+}
+
+/// valkey-script-string-not-int-encoded (server/known_issues.hpp): OBJECT ENCODING answering
+/// embstr where the model says int, once a script wrote a string (`script_wrote_strings`). The
+/// row's id when step `s` is that and the row covers `server`; "" otherwise.
+inline std::string script_string_excuse(const server::Identity& server, const Step& s, bool script_wrote_strings) {
+  if (!script_wrote_strings || s.argv.empty() || model::upper(s.argv[0]) != "OBJECT" ||
+      s.model != Reply::string("int") || s.server != Reply::string("embstr"))
+    return {};
+  const auto* k = server::find_known_issue("valkey-script-string-not-int-encoded");
+  return k && k->covers(server) ? k->id : std::string();
+}
 
 /// `d` with the defect of row `k` switched on.
 inline model::Dialect with_defect(const model::Dialect& d, const server::KnownIssue& k) {

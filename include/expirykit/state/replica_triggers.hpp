@@ -1,7 +1,7 @@
 // expirykit/state/replica_triggers.hpp: the commands that, on a server a known issue covers,
 // leave a replica's copy of a key different from the primary's (rows of server/known_issues.hpp,
 // established by suites/durability/replica.cpp). Read by the durability property
-// (state/durable_sequence.hpp: those keys are left out of the replica comparison) and by the
+// (property/durable_sequence.hpp: those keys are left out of the replica comparison) and by the
 // cluster twin (state/cluster_twin.hpp: after a failover the model re-reads them from the
 // promoted replica).
 //

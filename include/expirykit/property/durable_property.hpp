@@ -1,8 +1,8 @@
-// expirykit/state/durable_property.hpp: the durability property: random sequences on a primary
+// expirykit/property/durable_property.hpp: the durability property: random sequences on a primary
 // with a replica and AOF on, then every copy of the data checked against the others and the
-// model (state/durable_sequence.hpp), with shrinking and a replay script.
+// model (property/durable_sequence.hpp), with shrinking and a replay script.
 //
-//   auto r = state::check_durable_sequences(twin, copies, {60, 30});   // sequences, max length
+//   auto r = property::check_durable_sequences(twin, copies, {60, 30});   // sequences, max length
 //   if (!r.ok) FAIL(r.report);   // seed, case, shrunk script, the copy and stage that differed
 //
 // Each case draws, besides its commands (gen::sequence, the same names, flags and TTL classes as
@@ -14,7 +14,7 @@
 //     commands without it (1 in 4);
 //   - the primary restarted as a new process from its AOF (1 in 12; about a second each, as the
 //     replica reconnects on its once-a-second replication cron) instead of DEBUG LOADAOF.
-// Budget, seed and re-run as state/property.hpp (EXPIRYKIT_PROP_SCALE, RC_PARAMS="seed=N").
+// Budget, seed and re-run as property/property.hpp (EXPIRYKIT_PROP_SCALE, RC_PARAMS="seed=N").
 #pragma once
 
 #include <string>
@@ -22,10 +22,16 @@
 #include <rapidcheck.h>
 
 #include <expirykit/gen/commands.hpp>
-#include <expirykit/state/durable_sequence.hpp>
-#include <expirykit/state/property.hpp>
+#include <expirykit/property/durable_sequence.hpp>
+#include <expirykit/property/property.hpp>
 
-namespace expirykit::state {
+namespace expirykit::property {
+
+using resp::Argv;
+using state::Cells;
+using state::Snapshot;
+using state::Step;
+using state::Twin;
 
 /// A random DurableCase with the weights of the file comment.
 inline rc::Gen<DurableCase> durable_case() {
@@ -52,4 +58,4 @@ inline PropertyResult check_durable_sequences(Twin& twin, Copies& copies, Proper
   });
 }
 
-}  // namespace expirykit::state
+}  // namespace expirykit::property

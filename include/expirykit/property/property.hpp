@@ -1,7 +1,7 @@
-// expirykit/state/property.hpp: the model-vs-server property over random command sequences,
+// expirykit/property/property.hpp: the model-vs-server property over random command sequences,
 // with a budget in cases and in wall-clock time, independent of any test framework.
 //
-//   auto r = state::check_sequences(twin, {100, 40, 20});   // sequences, max length, seconds
+//   auto r = property::check_sequences(twin, {100, 40, 20});   // sequences, max length, seconds
 //   if (!r.ok) FAIL(r.report);   // first line: the differing command, both replies, seed, replay
 //
 // Budget. The property runs in rounds of `sequences` x EXPIRYKIT_PROP_SCALE cases (a RapidCheck
@@ -35,10 +35,15 @@
 #include <expirykit/gen/commands.hpp>
 #include <expirykit/process/server.hpp>
 #include <expirykit/resp/reply.hpp>
-#include <expirykit/state/sequence.hpp>
+#include <expirykit/property/sequence.hpp>
 #include <expirykit/triage/crash_triage.hpp>
 
-namespace expirykit::state {
+namespace expirykit::property {
+
+using resp::Argv;
+using state::Cells;
+using state::Step;
+using state::Twin;
 
 /// EXPIRYKIT_PROP_SCALE as a positive factor (default 1). Throws std::invalid_argument if it is
 /// set to anything but a positive number.
@@ -133,7 +138,7 @@ inline std::string replay_command(std::uint64_t seed, const std::string& test_na
 /// Runs `one_case` (a callable that draws its own case with `*gen` and runs it, returning a
 /// SequenceResult) in rounds as the file comment says, shrinking a failure; `what` names the
 /// property in the report. The driver of check_sequences, the durability property
-/// (state/durable_property.hpp) and the timing property. Throws std::invalid_argument on an
+/// (property/durable_property.hpp) and the timing property. Throws std::invalid_argument on an
 /// invalid EXPIRYKIT_PROP_* value; an exception from `one_case` is a failing case.
 template <class OneCase>
 PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCase one_case) {
@@ -267,7 +272,7 @@ inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
   // (rare cells are met a few times per 100 sequences): a miss after them is the generators'.
   budget.max_extra_rounds = 5;
   budget.more = [&](int sequences) {
-    return sequences >= min_sequences_for_reach && !unreached(twin.cells().since(before), d).empty();
+    return sequences >= state::min_sequences_for_reach && !state::unreached(twin.cells().since(before), d).empty();
   };
   if (!budget.sent) budget.sent = [&twin] { return twin.sent(); };
   auto res = check_cases("model and " + d.name + " agree on random sequences", budget, [&] {
@@ -279,4 +284,4 @@ inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
   return res;
 }
 
-}  // namespace expirykit::state
+}  // namespace expirykit::property

@@ -1,4 +1,4 @@
-// expirykit/state/durable_sequence.hpp: run a command sequence on a primary (model side by side),
+// expirykit/property/durable_sequence.hpp: run a command sequence on a primary (model side by side),
 // then check every copy of the data: the replicas, the primary reloaded from its AOF (after an
 // optional rewrite, or restarted as a new process), and a second server loaded from the
 // primary's RDB. On failure, a report to act on.
@@ -7,8 +7,8 @@
 //   process::Server loader;                           // any server of the same binary
 //   resp::Client c = set.primary().client();
 //   state::Twin twin(c, dialect);
-//   state::Copies copies{set, loader};
-//   auto out = state::run_durable_sequence(twin, copies, cmds, {.pause_active_expiry = true});
+//   property::Copies copies{set, loader};
+//   auto out = property::run_durable_sequence(twin, copies, cmds, {.pause_active_expiry = true});
 //   if (!out.ok) FAIL(out.report);
 //
 // The stages, each compared with snapshots (state/snapshot.hpp), field by field, absolute
@@ -49,11 +49,16 @@
 #include <expirykit/server/identity.hpp>
 #include <expirykit/server/known_issues.hpp>
 #include <expirykit/server/persistence.hpp>
-#include <expirykit/state/sequence.hpp>
+#include <expirykit/property/sequence.hpp>
 #include <expirykit/state/snapshot.hpp>
 #include <expirykit/state/twin.hpp>
 
-namespace expirykit::state {
+namespace expirykit::property {
+
+using resp::Argv;
+using state::Snapshot;
+using state::Step;
+using state::Twin;
 
 /// How an AOF is rewritten before it is reloaded.
 enum class AofRewrite { none, rdb_preamble, commands };
@@ -154,9 +159,9 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
   script << "DEBUG SET-ACTIVE-EXPIRE " << (dc.pause_active_expiry ? 0 : 1) << "\n";
 
   // Known divergences this server has: which ones apply, and the keys they excuse.
-  std::vector<const detail::ReplicaTrigger*> triggers;
+  std::vector<const state::detail::ReplicaTrigger*> triggers;
   if (opt.server)
-    for (const auto& t : detail::replica_triggers())
+    for (const auto& t : state::detail::replica_triggers())
       if (const auto* k = server::find_known_issue(t.id); k && k->covers(*opt.server)) triggers.push_back(&t);
   std::set<std::string> excused;
   int64_t last_now = twin.server_time();
@@ -338,4 +343,4 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
   return res;
 }
 
-}  // namespace expirykit::state
+}  // namespace expirykit::property

@@ -1,19 +1,19 @@
-// expirykit/state/cluster_property.hpp: the main property on a cluster: gen::property_sequence
+// expirykit/property/cluster_property.hpp: the main property on a cluster: gen::property_sequence
 // (the sequences of suites/properties), minus what a cluster cannot run (cluster_sequence()),
 // through a ClusterTwin: replies, CROSSSLOT / EXECABORT for commands and transactions that name
 // several slots, and every primary's state after each sequence. The keys h1, h2, h3 and s1 of
 // the generators lie in different slots (checks/cluster/slot_test.cpp), so a 3-primary cluster
 // spreads every sequence over its shards.
 //
-//   state::check_cluster_sequences(twin, budget);                  // sequences only
-//   state::check_cluster_sequences(twin, budget, "reshard", [&](state::ClusterTwin& t) {
+//   property::check_cluster_sequences(twin, budget);                  // sequences only
+//   property::check_cluster_sequences(twin, budget, "reshard", [&](state::ClusterTwin& t) {
 //     return move_the_slot_of_some_key(t);                          // a description for the report
 //   });
 //
 // With a `disturb` callable, every case runs it once at a drawn point of its sequence (before a
 // drawn command, at the top level): a reshard or a failover while the sequence's fields hold far,
 // short and already-expired TTLs; the description it returns is printed in the report's script.
-// Budget and replay as check_sequences() (state/property.hpp); `cells` stay empty.
+// Budget and replay as check_sequences() (property/property.hpp); `cells` stay empty.
 #pragma once
 
 #include <functional>
@@ -23,10 +23,17 @@
 #include <rapidcheck.h>
 
 #include <expirykit/gen/commands.hpp>
+#include <expirykit/property/cluster_sequence.hpp>
+#include <expirykit/property/property.hpp>
 #include <expirykit/state/cluster_twin.hpp>
-#include <expirykit/state/property.hpp>
 
-namespace expirykit::state {
+namespace expirykit::property {
+
+using resp::Argv;
+using state::Cells;
+using state::ClusterTwin;
+using state::Step;
+using state::Twin;
 
 inline PropertyResult check_cluster_sequences(ClusterTwin& twin, PropertyBudget budget = {}, const std::string& what = {},
                                               std::function<std::string(ClusterTwin&)> disturb = {}) {
@@ -71,4 +78,4 @@ inline PropertyResult check_cluster_sequences(ClusterTwin& twin, PropertyBudget 
   });
 }
 
-}  // namespace expirykit::state
+}  // namespace expirykit::property

@@ -1,8 +1,8 @@
-// expirykit/state/differential.hpp: one command sequence against two servers, each checked
+// expirykit/property/differential.hpp: one command sequence against two servers, each checked
 // against its own dialect, and the divergences BETWEEN the servers listed and classified.
 //
 //   state::Twin valkey(cv, model::Dialect::valkey_9_1()), redis(cr, model::Dialect::redis_8_0());
-//   auto d = state::run_differential(valkey, redis, cmds);
+//   auto d = property::run_differential(valkey, redis, cmds);
 //   for (auto& x : d.divergences) if (!x.explained) ...   // a finding
 //
 // A divergence is a command whose two server replies differ (unordered replies compared as
@@ -25,7 +25,12 @@
 #include <expirykit/gen/commands.hpp>
 #include <expirykit/state/twin.hpp>
 
-namespace expirykit::state {
+namespace expirykit::property {
+
+using resp::Argv;
+using resp::Reply;
+using state::Step;
+using state::Twin;
 
 struct Divergence {
   std::size_t index = 0;  ///< 0-based position in the sequence
@@ -62,8 +67,8 @@ inline DifferentialResult run_differential(Twin& a, Twin& b, const std::vector<A
     // A batch (EXEC, the sequence script) element by element with each command's rules.
     auto same = [&](const Reply& x, const Reply& y) {
       const auto& inner = !sa.batch.empty() ? sa.batch : sb.batch;
-      if (!inner.empty() && x.is_array() && y.is_array()) return batch_match(inner, x, y, tol);
-      return replies_match(cmds[i], x, y, tol);
+      if (!inner.empty() && x.is_array() && y.is_array()) return state::batch_match(inner, x, y, tol);
+      return state::replies_match(cmds[i], x, y, tol);
     };
     // A reply the server picks (HRANDFIELD, HSCAN): two servers picking differently is no
     // divergence, the candidate sets (the models' replies, random_read_commands.hpp) are; they
@@ -160,7 +165,7 @@ inline std::string differential_report(const std::vector<Divergence>& ds, const 
      << ds.size() << " divergent replies: " << unexplained << " unexplained, " << ds.size() - unexplained
      << " explained by the dialects. A divergence is a command whose two server replies differ; it is explained "
         "when each server agrees with its own model (model::Dialect) and the models differ the same way, "
-        "unexplained when a server disagrees with its model (state/differential.hpp).\n";
+        "unexplained when a server disagrees with its model (property/differential.hpp).\n";
   for (const bool explained : {false, true}) {
     os << "\n## " << (explained ? "Explained by the dialects" : "Unexplained") << "\n\n";
     bool any = false;
@@ -188,4 +193,4 @@ inline std::string differential_report(const std::vector<Divergence>& ds, const 
   return os.str();
 }
 
-}  // namespace expirykit::state
+}  // namespace expirykit::property

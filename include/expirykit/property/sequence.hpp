@@ -1,7 +1,7 @@
-// expirykit/state/sequence.hpp: run a command sequence on the live server and the model, check
+// expirykit/property/sequence.hpp: run a command sequence on the live server and the model, check
 // every reply and then the whole state; on failure, a report to act on.
 //
-//   auto out = state::run_sequence(twin, cmds);     // FLUSHALL SYNC first, model reset
+//   auto out = property::run_sequence(twin, cmds);     // FLUSHALL SYNC first, model reset
 //   RC_ASSERT(out.ok) / if (!out.ok) FAIL(out.report)
 //
 // The report holds: the first mismatching command with both replies, the whole sequence as a
@@ -19,7 +19,11 @@
 
 #include <expirykit/state/twin.hpp>
 
-namespace expirykit::state {
+namespace expirykit::property {
+
+using resp::Argv;
+using state::Step;
+using state::Twin;
 
 struct SequenceResult {
   bool ok = true;
@@ -119,4 +123,4 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
   return res;
 }
 
-}  // namespace expirykit::state
+}  // namespace expirykit::property

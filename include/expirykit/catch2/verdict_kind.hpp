@@ -1,0 +1,68 @@
+// expirykit/catch2/verdict_kind.hpp: the verdicts of the conformance table, and a SKIP that says
+// which one it is, so the verdict listener (catch2/verdict.hpp) writes the verdict it was told
+// instead of reading it back from the message.
+//
+//   if (!identity().caps.field_ttl())
+//     expirykit::catch2::skip(expirykit::catch2::Verdict::not_supported,
+//                             "not supported by " + identity().to_string() + ": hash field TTLs");
+//
+// skip() records the verdict for the running test case, then SKIPs with the message (which Catch2
+// prints, as for any SKIP). The listener takes the verdict of a test case's first skip; a plain
+// SKIP, with no verdict recorded, is SKIPPED. PASS and FAIL are never recorded: the listener
+// derives them from the assertions (a failed assertion is FAIL even after a skip).
+#pragma once
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace expirykit::catch2 {
+
+/// One check's verdict, as the conformance table and the release matrix print it (to_string()).
+enum class Verdict {
+  pass,           ///< PASS: every assertion held
+  fail,           ///< FAIL: an assertion failed
+  known_issue,    ///< KNOWN ISSUE: a known server defect, seen on a release it covers (not a failure)
+  known_gap,      ///< KNOWN GAP: a known limitation the check cannot judge yet (not a failure)
+  fixed,          ///< FIXED: a known issue's defect not seen on a release it covers (record the fix)
+  not_supported,  ///< NOT SUPPORTED: the server lacks what the check needs ("not supported by ...")
+  skipped,        ///< SKIPPED: skipped for another reason (an external server, no replicas, ...)
+};
+
+/// The verdict's word in the verdict file and the tables: PASS, FAIL, KNOWN ISSUE, KNOWN GAP,
+/// FIXED, NOT SUPPORTED, SKIPPED.
+constexpr std::string_view to_string(Verdict v) {
+  switch (v) {
+    case Verdict::pass: return "PASS";
+    case Verdict::fail: return "FAIL";
+    case Verdict::known_issue: return "KNOWN ISSUE";
+    case Verdict::known_gap: return "KNOWN GAP";
+    case Verdict::fixed: return "FIXED";
+    case Verdict::not_supported: return "NOT SUPPORTED";
+    case Verdict::skipped: return "SKIPPED";
+  }
+  return "SKIPPED";
+}
+
+namespace detail {
+/// The verdict skip() recorded for the skip now being reported; the listener takes it (and
+/// clears it) when it sees the skip.
+inline std::optional<Verdict>& pending_skip_verdict() {
+  static std::optional<Verdict> v;
+  return v;
+}
+}  // namespace detail
+
+/// SKIPs the running test case with `message`, recording `kind` as its verdict. `kind` is one of
+/// known_issue, known_gap, fixed, not_supported, skipped; pass or fail is not a skip and FAILs
+/// the test instead, saying so.
+inline void skip(Verdict kind, const std::string& message) {
+  if (kind == Verdict::pass || kind == Verdict::fail)
+    FAIL("catch2::skip() with the verdict " << to_string(kind) << ", which is not a skip: " << message);
+  detail::pending_skip_verdict() = kind;
+  SKIP(message);
+}
+
+}  // namespace expirykit::catch2

@@ -1,0 +1,128 @@
+// expirykit/state/keyspace_diff.hpp: the whole keyspace of a live server against the model's, as
+// state::Twin::compare_state() reports it (state/twin.hpp), and the listpack limits the model's
+// encoding predictions need.
+//
+//   auto diffs = state::keyspace_diff(side, ks, server::time_ms(side("TIME")), {});
+//
+// Every key either side holds is compared: TYPE, the key's PTTL presence, a string's GET, a
+// hash's HLEN (stored fields, expired included), HGETALL (live fields, as a set: model/canonical.hpp),
+// each field's HPEXPIRETIME (-2 for a field past its deadline, within the tolerance) and OBJECT
+// ENCODING (listpack or hashtable, when the limits were read). Only read-only commands that
+// never delete lazily are sent, over the connection given (the twin's read-back connection).
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <expirykit/model/canonical.hpp>
+#include <expirykit/model/keyspace.hpp>
+#include <expirykit/resp/client.hpp>
+#include <expirykit/state/replies.hpp>
+
+namespace expirykit::state {
+
+/// A reply on one line: arrays as [a, b, ...].
+inline std::string oneline(const resp::Reply& r) {
+  if (!r.is_array()) return r.to_string();
+  std::string out = "[";
+  for (std::size_t i = 0; i < r.size(); ++i) out += (i ? ", " : "") + oneline(r[i]);
+  return out + "]";
+}
+
+struct KeyspaceDiffOptions {
+  int64_t time_tolerance_ms = 0;  ///< allowed difference (ms) of HPEXPIRETIME read back
+  bool check_encoding = true;     ///< compare OBJECT ENCODING with the model's prediction
+  const std::set<std::string>* hlen_unknown = nullptr;  ///< keys whose HLEN is not compared
+  std::function<bool(const std::string&)> owns;         ///< only these keys (empty: all)
+};
+
+/// The differences between the server behind `side` and the model `ks` at server time `now_ms`
+/// (Unix ms): one line per difference ("h: HLEN server 3, model 2"); empty means equal.
+inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::Keyspace& ks, int64_t now_ms,
+                                              const KeyspaceDiffOptions& o) {
+  std::vector<std::string> diffs;
+  const int64_t now = now_ms;
+  std::set<std::string> keys;
+  for (const auto& k : ks.key_names())
+    if (ks.peek(k, now) && (!o.owns || o.owns(k))) keys.insert(k);
+  auto all = side("KEYS", "*");
+  if (all.is_array())
+    for (const auto& k : all.elements())
+      if (!o.owns || o.owns(k.str())) keys.insert(k.str());
+  for (const auto& key : keys) {
+    const model::Entry* e = ks.peek(key, now);
+    const Reply type = side("TYPE", key);
+    const std::string mt = e ? e->type_name() : "none";
+    if (!type.is_status() || type.str() != mt) {
+      diffs.push_back(key + ": TYPE server " + type.to_string() + ", model " + mt);
+      continue;
+    }
+    if (!e) continue;
+    const Reply pttl = side("PTTL", key);
+    const bool model_ttl = e->expire_ms.has_value();
+    if (!pttl.is_integer() || (pttl.as_integer() == -1) == model_ttl)
+      diffs.push_back(key + ": key PTTL server " + pttl.to_string() + ", model " +
+                      (model_ttl ? std::to_string(*e->expire_ms - now) : "-1"));
+    if (e->is_string()) {
+      const Reply v = side("GET", key);
+      if (v != Reply::string(e->string()))
+        diffs.push_back(key + ": GET server " + v.to_string() + ", model \"" + e->string() + "\"");
+      continue;
+    }
+    const model::Hash& h = e->hash();
+    const Reply len = side("HLEN", key);
+    if (!(o.hlen_unknown && o.hlen_unknown->count(key)) &&
+        len != Reply::integer(static_cast<long long>(h.stored_count())))
+      diffs.push_back(key + ": HLEN server " + len.to_string() + ", model " + std::to_string(h.stored_count()));
+    std::vector<Reply> pairs;
+    Argv times{"HPEXPIRETIME", key, "FIELDS", std::to_string(h.fields.size())};
+    std::vector<long long> expected;
+    for (const auto& [f, fld] : h.fields) {
+      if (!fld.expired(now)) {
+        pairs.push_back(Reply::string(f));
+        pairs.push_back(Reply::string(fld.value));
+      }
+      times.push_back(f);
+      expected.push_back(fld.expired(now) ? -2 : fld.expire_ms ? *fld.expire_ms : -1);
+    }
+    const Argv getall{"HGETALL", key};
+    const Reply all_fields = side.call(getall);
+    if (!model::same_reply(getall, Reply::array(pairs), all_fields))
+      diffs.push_back(key + ": HGETALL server " + oneline(all_fields) + ", model " + oneline(Reply::array(pairs)));
+    if (o.check_encoding) {
+      const Reply enc = side("OBJECT", "ENCODING", key);
+      if (!enc.is_string() || enc.str() != model::to_string(h.encoding))
+        diffs.push_back(key + ": OBJECT ENCODING server " + enc.to_string() + ", model " + model::to_string(h.encoding));
+    }
+    if (!h.fields.empty()) {
+      const Reply t = side.call(times);
+      if (!replies_match(times, Reply::ints(expected), t, o.time_tolerance_ms))
+        diffs.push_back(key + ": " + resp::cli_line(times) + " server " + oneline(t) + ", model " +
+                        oneline(Reply::ints(expected)));
+    }
+  }
+  return diffs;
+}
+
+/// hash-max-listpack-entries and hash-max-listpack-value read with CONFIG GET into the model's
+/// limits (model/keyspace.hpp), which decide its listpack / hashtable predictions. False (limits
+/// untouched) when the server refuses CONFIG GET or answers otherwise: encoding checks stay off.
+inline bool read_listpack_limits(resp::Client& c, model::Keyspace& ks) {
+  try {
+    const Reply e = c("CONFIG", "GET", "hash-max-listpack-entries");
+    const Reply v = c("CONFIG", "GET", "hash-max-listpack-value");
+    if (e.is_array() && e.size() == 2 && v.is_array() && v.size() == 2) {
+      ks.limits().entries = std::stoull(e[1].str());
+      ks.limits().value = std::stoull(v[1].str());
+      return true;
+    }
+  } catch (const std::exception&) {
+  }
+  return false;
+}
+
+}  // namespace expirykit::state
