@@ -121,8 +121,10 @@ TEST_CASE("A skip's verdict is the one catch2::skip() was given, never read from
   CHECK_THAT(r.verdicts[1], ContainsSubstring("probe: skips as a known gap\tKNOWN GAP\tthe model cannot judge this yet\t"));
   CHECK_THAT(r.verdicts[2], ContainsSubstring("probe: skips as a known issue\tKNOWN ISSUE\tFIXED, says the prose"));
   CHECK_THAT(r.verdicts[3], ContainsSubstring("probe: skips as fixed\tFIXED\tno longer reproduces\t"));
-  // Catch2 prints the message as for any SKIP.
+  // Catch2 prints the message as for any SKIP, at the line that called catch2::skip().
   CHECK_THAT(r.out, ContainsSubstring("the model cannot judge this yet"));
+  CHECK_THAT(r.out, ContainsSubstring("probe_tests.cpp:"));
+  CHECK_THAT(r.out, !ContainsSubstring("verdict_kind.hpp"));
 }
 
 TEST_CASE("A failed assertion before a skip is a FAIL; catch2::skip() with FAIL fails", "[catch2]") {
@@ -134,6 +136,19 @@ TEST_CASE("A failed assertion before a skip is a FAIL; catch2::skip() with FAIL 
   CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: fails then skips as a known issue\tFAIL\t"));
   CHECK_THAT(r.verdicts[1], ContainsSubstring("probe: skips with the verdict FAIL\tFAIL\t") &&
                                 ContainsSubstring("which is not a skip: a misuse"));
+  CHECK_THAT(r.out, !ContainsSubstring("verdict_kind.hpp"));  // reported where skip() was called
+}
+
+TEST_CASE("A FAIL(message)'s verdict holds the message once, then the INFO in scope", "[catch2]") {
+  // Catch2 v3 hands the listener FAIL's message both as the assertion's message and among the
+  // info messages; a property report (`if (!r.ok) FAIL(r.report)`) must not be written twice.
+  auto r = run_probe({"probe: fails with a message"});
+  INFO(r.out);
+  REQUIRE(r.verdicts.size() == 1);
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: fails with a message\tFAIL\tthe property report\\nsecond line"));
+  const auto first = r.verdicts[0].find("the property report");
+  CHECK(r.verdicts[0].find("the property report", first + 1) == std::string::npos);
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("context in scope"));
 }
 
 TEST_CASE("Each test starts on a flushed server", "[catch2]") {

@@ -69,6 +69,10 @@ TEST_CASE_METHOD(ServerFixture, "probe: known issue with an unknown id and no de
 
 // Skips with a verdict (catch2/verdict_kind.hpp), and one without: the verdict line carries the
 // verdict it was told, whatever the message says.
+TEST_CASE("probe: fails with a message", "[.probe]") {
+  INFO("context in scope");
+  FAIL("the property report\nsecond line");
+}
 TEST_CASE("probe: skips plainly", "[.probe]") { SKIP("not supported by anything, says the prose"); }
 TEST_CASE("probe: skips as a known gap", "[.probe]") {
   expirykit::catch2::skip(Verdict::known_gap, "the model cannot judge this yet");

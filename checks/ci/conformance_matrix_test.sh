@@ -151,6 +151,14 @@ has "$lmd" '| semantics | not supported | NOT SUPPORTED |'
 has "$lmd" '| semantics | known issue | [KNOWN ISSUE](#d-valkey-9-1-'
 has "$lmd" '| semantics | skipped | SKIPPED |'
 hasnt "$lmd" '| SKIP |'
+# A verdict the kit never writes (a hand-edited file, lower case) is named on stderr and fails.
+mkdir -p "$dir/unknown"
+cat > "$dir/unknown/valkey-9.1-verdicts.tsv" <<EOF
+suite_semantics${T}passes${T}PASS${T}${T}valkey 9.1.2
+suite_semantics${T}bogus${T}known issue${T}a defect${T}valkey 9.1.2
+EOF
+err=$(bash "$root/ci/conformance-matrix" "$dir/unknown/valkey-9.1-verdicts.tsv" 2>&1 >/dev/null) && fail "exit code 0 for an unknown verdict"
+case "$err" in *'valkey-9.1-verdicts.tsv:2: unknown verdict "known issue"'*) ;; *) fail "no message naming the unknown verdict: $err" ;; esac
 bash "$root/ci/conformance-matrix" "$dir/nosuch.tsv" >/dev/null 2>&1 && fail "exit code 0 for a missing file"
 bash "$root/ci/conformance-matrix" --help | grep -q 'usage: ci/conformance-matrix' || fail "--help"
 echo "PASS"

@@ -14,7 +14,9 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <cstddef>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <string_view>
 
@@ -57,12 +59,23 @@ inline std::optional<Verdict>& pending_skip_verdict() {
 
 /// SKIPs the running test case with `message`, recording `kind` as its verdict. `kind` is one of
 /// known_issue, known_gap, fixed, not_supported, skipped; pass or fail is not a skip and FAILs
-/// the test instead, saying so.
-inline void skip(Verdict kind, const std::string& message) {
-  if (kind == Verdict::pass || kind == Verdict::fail)
-    FAIL("catch2::skip() with the verdict " << to_string(kind) << ", which is not a skip: " << message);
-  detail::pending_skip_verdict() = kind;
-  SKIP(message);
+/// the test instead, saying so. Catch2 reports the skip (or that failure) at `where`: the line
+/// that called skip(), as SKIP(message) written there would be.
+inline void skip(Verdict kind, const std::string& message,
+                 std::source_location where = std::source_location::current()) {
+  const Catch::SourceLineInfo at(where.file_name(), static_cast<std::size_t>(where.line()));
+  const bool misuse = kind == Verdict::pass || kind == Verdict::fail;
+  if (!misuse) detail::pending_skip_verdict() = kind;
+  // What SKIP(...) / FAIL(...) expand to (catch2/catch_message.hpp), with the caller's line.
+  Catch::AssertionHandler handler(Catch::StringRef(misuse ? "FAIL" : "SKIP"), at, Catch::StringRef(),
+                                  Catch::ResultDisposition::Normal);
+  if (misuse)
+    handler.handleMessage(Catch::ResultWas::ExplicitFailure, "catch2::skip() with the verdict " +
+                                                                 std::string(to_string(kind)) +
+                                                                 ", which is not a skip: " + message);
+  else
+    handler.handleMessage(Catch::ResultWas::ExplicitSkip, std::string(message));
+  handler.complete();
 }
 
 }  // namespace expirykit::catch2
