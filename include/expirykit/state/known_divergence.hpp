@@ -60,17 +60,19 @@
 
 namespace expirykit::state {
 
-/// The crash row (server/known_issues.hpp, KnownIssue::crashes) that says `argv` would crash one
-/// of `servers`, given the model's state `ks` at `now_ms` (Unix ms); nullptr when none does. The
-/// kit's sequence script (model/batch.hpp) counts when one of its commands would crash; an EXEC
-/// is never held back (its commands were looked at when queued).
-inline const server::KnownIssue* crash_row(const std::vector<server::Identity>& servers, const model::Keyspace& ks,
+/// The crash row (server/known_issues.hpp, KnownIssue::crashes) that says `argv` would crash
+/// `server` or one of `more`, given the model's state `ks` at `now_ms` (Unix ms); nullptr when
+/// none does. The kit's sequence script (model/batch.hpp) counts when one of its commands would
+/// crash; an EXEC is never held back (its commands were looked at when queued).
+inline const server::KnownIssue* crash_row(const std::optional<server::Identity>& server,
+                                           const std::vector<server::Identity>& more, const model::Keyspace& ks,
                                            const Argv& argv, int64_t now_ms) {
-  if (servers.empty() || argv.empty()) return nullptr;
+  if ((!server && more.empty()) || argv.empty()) return nullptr;
   std::vector<Argv> looked_at{argv};
   if (auto inner = model::sequence_eval_commands(argv)) looked_at = *inner;
   auto covered = [&](const server::KnownIssue& k) {
-    for (const auto& id : servers)
+    if (server && k.covers(*server)) return true;
+    for (const auto& id : more)
       if (k.covers(id)) return true;
     return false;
   };

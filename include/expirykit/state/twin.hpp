@@ -386,9 +386,7 @@ class Twin {
   /// state: run() then records the step under that row without sending it, model unchanged.
   /// nullptr when none does (state/known_divergence.hpp, crash_row()).
   const server::KnownIssue* crashing(const Argv& argv) const {
-    std::vector<server::Identity> servers = opt_.crash_servers;
-    if (opt_.server) servers.insert(servers.begin(), *opt_.server);
-    return crash_row(servers, ks_, argv, history_.empty() ? 0 : history_.back().after_ms);
+    return crash_row(opt_.server, opt_.crash_servers, ks_, argv, history_.empty() ? 0 : history_.back().after_ms);
   }
 
   /// See dump_ref (state/detail/send.hpp).
