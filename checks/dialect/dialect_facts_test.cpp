@@ -184,6 +184,11 @@ TEST_CASE_METHOD(TwinFixture, "Dialect: keyword_order_free (options after FIELDS
     CHECK(both("HEXPIRE h 100 NX XX FIELDS 1 a") == Reply::error("ERR Multiple condition flags specified"));
     CHECK(both("HEXPIRE h 100 FIELDS 1 a FIELDS 1 b") == Reply::error("ERR FIELDS keyword specified multiple times"));
     CHECK(both("HEXPIRE h 100 FIELDS 1 a b") == Reply::error("ERR unknown argument: b"));
+    // The argument is printed with %s: up to its first NUL byte.
+    CHECK(both(expirykit::resp::Argv{"HEXPIRE", "h", "100", "FIELDS", "1", "a", std::string("b\0c", 3)}) ==
+          Reply::error("ERR unknown argument: b"));
+    CHECK(both(expirykit::resp::Argv{"HSETEX", "h", "FIELDS", "1", "a", "v", std::string("\0\xff\xfe", 3)}) ==
+          Reply::error("ERR unknown argument: "));
     CHECK(both("HEXPIRE h 100 FIELDS 2 a") == Reply::error("ERR wrong number of arguments"));
     CHECK(both("HSETEX h FIELDS 1 a v EX") == Reply::error("ERR missing expire time"));
     CHECK(both("HSETEX h PERSIST FIELDS 1 a v") == Reply::error("ERR unknown argument"));

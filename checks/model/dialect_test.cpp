@@ -49,3 +49,12 @@ TEST_CASE("Dialect data per redis-hfe.md §12/§14", "[model][dialect]") {
   CHECK(r.to_seconds(2001) == 3);
   CHECK(v.to_seconds(9223372036854775807LL) == 9223372036854776LL);  // no overflow (live 9.1.2)
 }
+
+TEST_CASE("Error texts: {arg} is cut at its first NUL byte, as the servers' %s prints it", "[model][dialect]") {
+  using expirykit::model::ErrorTexts;
+  CHECK(ErrorTexts::format("ERR unknown argument: {arg}", "HSETEX", std::string("b\0c", 3)) == "ERR unknown argument: b");
+  CHECK(ErrorTexts::format("ERR unknown argument: {arg}", "HSETEX", std::string("\0\xff\xfe", 3)) == "ERR unknown argument: ");
+  CHECK(ErrorTexts::format("ERR unknown argument: {arg}", "HSETEX", "NX") == "ERR unknown argument: NX");
+  CHECK(ErrorTexts::format("ERR {cmd}: {arg}", "HSETEX", "x") ==
+        "ERR hsetex: x");
+}

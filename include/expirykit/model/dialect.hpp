@@ -90,8 +90,12 @@ struct ErrorTexts {
   std::string no_such_key = "ERR no such key";
   std::string same_object = "ERR source and destination objects are the same";
 
-  /// Fills `{cmd}` (lowercased) and `{arg}` in a template.
+  /// Fills `{cmd}` (lowercased) and `{arg}` in a template. `{arg}` is cut at its first NUL byte:
+  /// both servers print the argument with `%s` (addReplyErrorFormat, src/networking.c), so
+  /// `HEXPIRE h 100 FIELDS 1 a "b\0c"` answers "ERR unknown argument: b" (found live on Redis
+  /// 8.6.3 by the cluster property, seed 8420498266047838248; checks/dialect/dialect_facts_test.cpp).
   static std::string format(std::string_view tmpl, std::string_view cmd, std::string_view arg = {}) {
+    arg = arg.substr(0, arg.find('\0'));
     std::string out;
     for (std::size_t i = 0; i < tmpl.size();) {
       if (tmpl.substr(i, 5) == "{cmd}") {
