@@ -255,10 +255,18 @@ class Cluster {
   /// its primary stops accepting writes until the replica has applied its whole replication
   /// stream, then the replica takes over the slots), repeated every 6 s until the replica sees
   /// itself as a primary (a failover the primaries did not vote for gives up), then waits until
-  /// every node sees `replica` as a primary and wait_agreed(). Throws ServerError when the command is refused or the
+  /// every node sees `replica` as a primary serving the slots its old primary served, and that
+  /// old primary as a replica, and wait_agreed(). Throws ServerError when the command is refused or the
   /// switch does not happen within ready_timeout.
   void failover(Server& replica) {
     const std::string id = id_of(replica);
+    // The shard as node 0 sees it before: the primary `replica` follows and the slots it serves.
+    std::string old_id;
+    std::vector<std::pair<int, int>> old_slots;
+    for (const auto& n : view_of(0))
+      if (n.id == id) old_id = n.primary_id;
+    for (const auto& n : view_of(0))
+      if (!old_id.empty() && n.id == old_id) old_slots = n.slots;
     auto c = replica.client();
     // A manual failover gives up after a few seconds without the primaries' votes (a primary
     // votes for a shard at most once per 2 x cluster-node-timeout): ask again until every node
@@ -270,13 +278,25 @@ class Cluster {
       const auto retry_at = std::chrono::steady_clock::now() + std::chrono::seconds(6);
       for (;;) {
         bool all = true;
+        // Done when every node sees `replica` as a primary serving the old primary's slots and
+        // the old primary as a replica. The primary flag alone is not enough: a node can hold
+        // it before the slots move, and a slot map read then still names the old primary (found
+        // on Redis 8.6.3: the failover property sent a read to the demoted node, which answered
+        // with a field whose TTL had passed).
         for (std::size_t i = 0; i < nodes_.size() && all; ++i) {
           nodes_[i]->check_alive();
-          for (const auto& n : view_of(i))
+          for (const auto& n : view_of(i)) {
             if (n.id == id && !n.primary) {
               all = false;
               why = nodes_[i]->address() + " still sees it as " + n.flags;
+            } else if (n.id == id && n.slots != old_slots) {
+              all = false;
+              why = nodes_[i]->address() + " does not yet see it serving the old primary's slots";
+            } else if (n.id == old_id && n.primary) {
+              all = false;
+              why = nodes_[i]->address() + " still sees the old primary " + n.address + " as a primary";
             }
+          }
         }
         if (all) {
           wait_agreed();
