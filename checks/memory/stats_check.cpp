@@ -1,4 +1,7 @@
 // Checks of the arithmetic and texts in memory/probe.hpp. No server.
+#include <cstdlib>
+#include <string>
+
 #include <catch2/catch_approx.hpp>
 #include <catch2/catch_test_macros.hpp>
 
@@ -48,4 +51,25 @@ TEST_CASE("memory probe: options are validated", "[memory][stats]") {
   o.repetitions = 1;
   o.batch = 0;
   CHECK_THROWS_AS(memory::Probe(o), std::invalid_argument);
+}
+
+TEST_CASE("memory probe: external mode is refused unless a binary is named", "[memory][stats]") {
+  // The Probe spawns its own servers; with EXPIRYKIT_SERVER_ADDR set it would measure the
+  // provisioned binary while the rest of the run talks to the external server (issue 23).
+  struct ExternalMode {
+    ExternalMode() { ::setenv("EXPIRYKIT_SERVER_ADDR", "127.0.0.1:1", 1); }
+    ~ExternalMode() { ::unsetenv("EXPIRYKIT_SERVER_ADDR"); }
+  } external;
+  memory::ProbeOptions o;
+  try {
+    memory::Probe p(o);
+    FAIL("memory::Probe was constructed in external mode");
+  } catch (const memory::ProbeError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("EXPIRYKIT_SERVER_ADDR=127.0.0.1:1") != std::string::npos);
+    CHECK(what.find("require_own_server") != std::string::npos);
+    CHECK(what.find("ProbeOptions::server.binary") != std::string::npos);
+  }
+  o.server.binary = "/a/binary/named/on/purpose";  // constructing spawns nothing yet
+  CHECK_NOTHROW(memory::Probe(o));
 }

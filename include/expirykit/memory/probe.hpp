@@ -23,7 +23,8 @@
 //    used_memory, which inflated a published run to 447 B/key. A fresh server per repetition
 //    never had a replica; the Probe checks INFO repl_backlog_active:0 and
 //    mem_replication_backlog:0 before and after and throws ProbeError otherwise. This is also
-//    why the Probe refuses external servers: it spawns its own.
+//    why the Probe refuses external mode (EXPIRYKIT_SERVER_ADDR, ProbeError from the
+//    constructor) unless ProbeOptions::server.binary names what to spawn.
 //  - Client buffers: query and reply buffers grow with a pipeline and are counted in
 //    used_memory. One connection does the warm-up (same batches as the load, so its buffers
 //    reach their steady size first), the load and every reading, and all replies are read
@@ -83,6 +84,7 @@
 
 #include <expirykit/memory/layouts.hpp>
 #include <expirykit/process/server.hpp>
+#include <expirykit/process/target.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/identity.hpp>
 #include <expirykit/server/info.hpp>
@@ -208,10 +210,19 @@ struct ProbeOptions {
 
 class Probe {
  public:
-  /// Throws std::invalid_argument if repetitions < 1 or batch == 0.
+  /// Throws std::invalid_argument if repetitions < 1 or batch == 0; ProbeError in external mode
+  /// (EXPIRYKIT_SERVER_ADDR set) unless `o.server.binary` names a binary: the Probe spawns servers
+  /// of its own, so it would measure the provisioned binary, not the external server the rest of
+  /// the run talks to (issue 23: a team's memory test PASSED against valkey-9.1.json while their
+  /// Redis 8.0.6 was the server under test). In a fixture test call require_own_server() first.
   explicit Probe(ProbeOptions o = {}) : o_(std::move(o)) {
     if (o_.repetitions < 1) throw std::invalid_argument("memory::Probe: repetitions must be >= 1");
     if (o_.batch == 0) throw std::invalid_argument("memory::Probe: batch must be > 0");
+    if (const auto addr = process::external_address(); addr && o_.server.binary.empty())
+      throw ProbeError("memory::Probe spawns fresh servers of its own, so with EXPIRYKIT_SERVER_ADDR=" + *addr +
+                       " it would measure the provisioned binary, not that server. In a fixture test call "
+                       "require_own_server(\"memory probes start fresh servers\") first (it SKIPs in external mode), "
+                       "or set ProbeOptions::server.binary to measure a binary on purpose");
   }
   const ProbeOptions& options() const { return o_; }
 
