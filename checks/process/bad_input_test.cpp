@@ -6,8 +6,10 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <fstream>
+#include <thread>
 
 #include <expirykit/process/server.hpp>
 #include <expirykit/process/target.hpp>
@@ -124,6 +126,39 @@ TEST_CASE("An unreachable external address is named, with what to do", "[process
   CHECK_THAT(m2, ContainsSubstring("not host:port"));
   if (old) ::setenv("EXPIRYKIT_SERVER_ADDR", saved.c_str(), 1);
   else ::unsetenv("EXPIRYKIT_SERVER_ADDR");
+}
+
+TEST_CASE("An external address that answers something other than RESP is named as such", "[process][bad-input]") {
+  // A listener that answers every connection as an HTTP server would.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(fd, 4) == 0);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  const std::string addr = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+  std::thread http([fd] {
+    const int c = ::accept(fd, nullptr, nullptr);
+    if (c < 0) return;
+    const char reply[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
+    [[maybe_unused]] auto n = ::write(c, reply, sizeof reply - 1);
+    char buf[256];
+    while (::read(c, buf, sizeof buf) > 0) {
+    }
+    ::close(c);
+  });
+  const char* old = std::getenv("EXPIRYKIT_SERVER_ADDR");
+  std::string saved = old ? old : "";
+  ::setenv("EXPIRYKIT_SERVER_ADDR", addr.c_str(), 1);
+  auto m = error_of([] { process::Target t; });
+  if (old) ::setenv("EXPIRYKIT_SERVER_ADDR", saved.c_str(), 1);
+  else ::unsetenv("EXPIRYKIT_SERVER_ADDR");
+  ::shutdown(fd, SHUT_RDWR);
+  ::close(fd);
+  http.join();
+  CHECK_THAT(m, ContainsSubstring("EXPIRYKIT_SERVER_ADDR=" + addr) && ContainsSubstring("does not speak RESP"));
 }
 
 TEST_CASE("EXPIRYKIT_SERVER naming a server that is not provisioned lists those that are and says how to provision one",

@@ -200,6 +200,9 @@ class Client {
     if (ctx_ && ctx_->err) {
       msg += ": ";
       msg += ctx_->errstr;
+      // hiredis's "Protocol error, got "H" as reply type byte" when, say, an HTTP server answers.
+      if (ctx_->err == REDIS_ERR_PROTOCOL)
+        msg += " (the peer does not speak RESP: is another service, an HTTP server say, listening on " + address() + "?)";
     }
     ctx_.reset();
     throw ConnectionError(msg);
