@@ -103,12 +103,27 @@ inline std::string node_trouble(process::Server& s) {
 }
 }  // namespace detail
 
-/// The shared server of this test binary, started on first use.
+/// The shared server of this test binary, started on first use. Throws process::ServerError
+/// when it cannot be set up (a bad EXPIRYKIT_* setting, an unreachable external address, a
+/// server that does not start): the first test that asks gets the full error, every later test
+/// of the binary a one-line error that points to it, without trying again (issue 23: the same
+/// long message once per test said nothing new and a spawn attempt cost seconds each time).
 inline process::Target& shared_target() {
   auto& t = detail::shared_target_slot();
+  static std::string setup_error;  // the first line of the first set-up failure
   if (t && t->owned() && !t->owned()->running()) t.reset();  // crashed earlier: start anew
   if (!t) {
-    t = std::make_unique<process::Target>();
+    if (!setup_error.empty())
+      throw process::ServerError("the shared server could not be set up, see the first failing test of this binary: " +
+                                 setup_error);
+    try {
+      t = std::make_unique<process::Target>();
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      setup_error = what.substr(0, what.find('\n'));
+      if (setup_error.empty()) setup_error = "(no message)";
+      throw;
+    }
     ++detail::shared_target_generation();
     std::fprintf(stderr, "expirykit: tests run against %s\n", t->describe().c_str());
   }
