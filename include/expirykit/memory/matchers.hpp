@@ -40,7 +40,13 @@ struct WithinBaselineMatcher : Catch::Matchers::MatcherGenericBase {
     last = compare(m, baseline, origin);
     return last.status == Verdict::Status::passed || last.status == Verdict::Status::improved;
   }
-  std::string describe() const override { return "is within the memory baseline: " + last.text; }
+  /// "is within the memory baseline: PASS ..." after a match; "is within the memory baseline,
+  /// but it is not: REGRESSED ..." after a mismatch (issue 23: the failure read "is within the
+  /// memory baseline: REGRESSED ...").
+  std::string describe() const override {
+    const bool ok = last.status == Verdict::Status::passed || last.status == Verdict::Status::improved;
+    return std::string(ok ? "is within the memory baseline: " : "is within the memory baseline, but it is not: ") + last.text;
+  }
   Baseline baseline;
   std::string origin;
   mutable Verdict last;
