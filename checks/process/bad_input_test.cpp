@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include <expirykit/process/server.hpp>
@@ -129,17 +130,26 @@ TEST_CASE("An unreachable external address is named, with what to do", "[process
 }
 
 TEST_CASE("An external address that answers something other than RESP is named as such", "[process][bad-input]") {
-  // A listener that answers every connection as an HTTP server would.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  // A listener that answers every connection as an HTTP server would; its destructor (also when
+  // a check throws) wakes accept() with shutdown(), joins the thread and closes the socket.
+  struct HttpListener {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    std::thread thread;
+    ~HttpListener() {
+      ::shutdown(fd, SHUT_RDWR);
+      if (thread.joinable()) thread.join();
+      ::close(fd);
+    }
+  } http;
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  REQUIRE(::listen(fd, 4) == 0);
+  REQUIRE(::bind(http.fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  REQUIRE(::listen(http.fd, 4) == 0);
   socklen_t len = sizeof a;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::getsockname(http.fd, reinterpret_cast<sockaddr*>(&a), &len);
   const std::string addr = "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
-  std::thread http([fd] {
+  http.thread = std::thread([fd = http.fd] {
     const int c = ::accept(fd, nullptr, nullptr);
     if (c < 0) return;
     const char reply[] = "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n";
@@ -149,16 +159,19 @@ TEST_CASE("An external address that answers something other than RESP is named a
     }
     ::close(c);
   });
-  const char* old = std::getenv("EXPIRYKIT_SERVER_ADDR");
-  std::string saved = old ? old : "";
+  struct AddrGuard {  // EXPIRYKIT_SERVER_ADDR as it was, whatever happens
+    std::optional<std::string> old;
+    AddrGuard() {
+      if (const char* v = std::getenv("EXPIRYKIT_SERVER_ADDR")) old = v;
+    }
+    ~AddrGuard() {
+      if (old) ::setenv("EXPIRYKIT_SERVER_ADDR", old->c_str(), 1);
+      else ::unsetenv("EXPIRYKIT_SERVER_ADDR");
+    }
+  } guard;
   ::setenv("EXPIRYKIT_SERVER_ADDR", addr.c_str(), 1);
   auto m = error_of([] { process::Target t; });
-  if (old) ::setenv("EXPIRYKIT_SERVER_ADDR", saved.c_str(), 1);
-  else ::unsetenv("EXPIRYKIT_SERVER_ADDR");
-  ::shutdown(fd, SHUT_RDWR);
-  ::close(fd);
-  http.join();
-  CHECK_THAT(m, ContainsSubstring("EXPIRYKIT_SERVER_ADDR=" + addr) && ContainsSubstring("does not speak RESP"));
+  CHECK_THAT(m, ContainsSubstring("EXPIRYKIT_SERVER_ADDR=" + addr) && ContainsSubstring("not valid RESP2"));
 }
 
 TEST_CASE("EXPIRYKIT_SERVER naming a server that is not provisioned lists those that are and says how to provision one",

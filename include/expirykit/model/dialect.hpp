@@ -41,7 +41,7 @@ enum class Rounding {
 enum class Grammar { redis, valkey };
 
 /// Exact error texts. `{cmd}` is replaced by the lowercase command name, `{arg}` by the
-/// offending argument as typed.
+/// offending argument as typed, up to its first NUL byte (format()).
 struct ErrorTexts {
   std::string wrongtype = "WRONGTYPE Operation against a key holding the wrong kind of value";
   std::string not_integer = "ERR value is not an integer or out of range";

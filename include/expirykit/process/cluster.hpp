@@ -253,8 +253,8 @@ class Cluster {
 
   /// A manual failover: CLUSTER FAILOVER on `replica` (valkey.io/commands/cluster-failover:
   /// its primary stops accepting writes until the replica has applied its whole replication
-  /// stream, then the replica takes over the slots), repeated every 6 s until the replica sees
-  /// itself as a primary (a failover the primaries did not vote for gives up), then waits until
+  /// stream, then the replica takes over the slots), repeated every 6 s while the replica does not
+  /// see itself as a primary (a failover the primaries did not vote for gives up), then waits until
   /// every node sees `replica` as a primary serving the slots its old primary served, and that
   /// old primary as a replica, and wait_agreed(). Throws ServerError when the command is refused or the
   /// switch does not happen within ready_timeout.
@@ -263,18 +263,28 @@ class Cluster {
     // The shard as node 0 sees it before: the primary `replica` follows and the slots it serves.
     std::string old_id;
     std::vector<std::pair<int, int>> old_slots;
-    for (const auto& n : view_of(0))
+    const auto before = view_of(0);
+    for (const auto& n : before)
       if (n.id == id) old_id = n.primary_id;
-    for (const auto& n : view_of(0))
-      if (!old_id.empty() && n.id == old_id) old_slots = n.slots;
+    if (old_id.empty())
+      throw ServerError(replica.address() + " is not a replica in " + nodes_[0]->address() + "'s view of the cluster");
+    for (const auto& n : before)
+      if (n.id == old_id) old_slots = n.slots;
     auto c = replica.client();
+    // Whether `replica` sees itself as a primary: then it must not be asked again (a primary
+    // refuses CLUSTER FAILOVER), only waited for.
+    auto promoted = [&] {
+      for (const auto& n : view_of(index_of(replica)))
+        if (n.id == id) return n.primary;
+      return false;
+    };
     // A manual failover gives up after a few seconds without the primaries' votes (a primary
     // votes for a shard at most once per 2 x cluster-node-timeout): ask again until every node
     // sees the replica as a primary.
     const auto until = std::chrono::steady_clock::now() + opts_.ready_timeout;
     std::string why;
     for (int attempt = 1;; ++attempt) {
-      expect_ok(c("CLUSTER", "FAILOVER"), replica, "CLUSTER FAILOVER");
+      if (attempt == 1 || !promoted()) expect_ok(c("CLUSTER", "FAILOVER"), replica, "CLUSTER FAILOVER");
       const auto retry_at = std::chrono::steady_clock::now() + std::chrono::seconds(6);
       for (;;) {
         bool all = true;

@@ -41,7 +41,7 @@ inline std::pair<std::string, int> parse_address(const std::string& a, const std
 }
 
 /// EXPIRYKIT_SERVER_ADDR as set now ("host:port" of an external server); nullopt when unset or
-/// empty. The one place the kit reads it: Target, ReplicaFixture and ClusterFixture ask here
+/// empty. The one place the kit reads it: Target, ReplicaFixture, ClusterFixture and memory::Probe ask here
 /// (docs/reference/env.md lists every variable).
 inline std::optional<std::string> external_address() { return env::get("EXPIRYKIT_SERVER_ADDR"); }
 

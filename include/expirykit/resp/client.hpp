@@ -200,9 +200,10 @@ class Client {
     if (ctx_ && ctx_->err) {
       msg += ": ";
       msg += ctx_->errstr;
-      // hiredis's "Protocol error, got "H" as reply type byte" when, say, an HTTP server answers.
+      // hiredis's "Protocol error, got "H" as reply type byte" when, say, an HTTP server answers
+      // (or a RESP3 reply reaches hiredis 0.14: docs/semantics/deps.md).
       if (ctx_->err == REDIS_ERR_PROTOCOL)
-        msg += " (the peer does not speak RESP: is another service, an HTTP server say, listening on " + address() + "?)";
+        msg += " (not valid RESP2: another service, an HTTP server say, listening on " + address() + "? or a RESP3 reply?)";
     }
     ctx_.reset();
     throw ConnectionError(msg);
