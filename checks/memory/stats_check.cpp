@@ -1,12 +1,12 @@
 // Checks of the arithmetic and texts in memory/probe.hpp. No server.
-#include <cstdlib>
-#include <optional>
 #include <string>
 
 #include <catch2/catch_approx.hpp>
 #include <catch2/catch_test_macros.hpp>
 
 #include <expirykit/memory/probe.hpp>
+
+#include "../common/env.hpp"
 
 using namespace expirykit;
 
@@ -57,17 +57,7 @@ TEST_CASE("memory probe: options are validated", "[memory][stats]") {
 TEST_CASE("memory probe: external mode is refused unless a binary is named", "[memory][stats]") {
   // The Probe spawns its own servers; with EXPIRYKIT_SERVER_ADDR set it would measure the
   // provisioned binary while the rest of the run talks to the external server (issue 23).
-  struct ExternalMode {  // sets EXPIRYKIT_SERVER_ADDR; puts back what was there
-    std::optional<std::string> old;
-    ExternalMode() {
-      if (const char* v = std::getenv("EXPIRYKIT_SERVER_ADDR")) old = v;
-      ::setenv("EXPIRYKIT_SERVER_ADDR", "127.0.0.1:1", 1);
-    }
-    ~ExternalMode() {
-      if (old) ::setenv("EXPIRYKIT_SERVER_ADDR", old->c_str(), 1);
-      else ::unsetenv("EXPIRYKIT_SERVER_ADDR");
-    }
-  } external;
+  ekcheck::ScopedEnv external("EXPIRYKIT_SERVER_ADDR", "127.0.0.1:1");
   memory::ProbeOptions o;
   try {
     memory::Probe p(o);

@@ -9,12 +9,12 @@
 #include <unistd.h>
 
 #include <fstream>
-#include <optional>
 #include <thread>
 
 #include <expirykit/process/server.hpp>
 #include <expirykit/process/target.hpp>
 
+#include "../common/env.hpp"
 #include "proc_util.hpp"
 
 using namespace expirykit;
@@ -117,16 +117,14 @@ TEST_CASE("An unwritable temp root is named, with what to do", "[process][bad-in
 }
 
 TEST_CASE("An unreachable external address is named, with what to do", "[process][bad-input]") {
-  const char* old = std::getenv("EXPIRYKIT_SERVER_ADDR");
-  std::string saved = old ? old : "";
-  ::setenv("EXPIRYKIT_SERVER_ADDR", "127.0.0.1:1", 1);
-  auto m = error_of([] { process::Target t; });
-  CHECK_THAT(m, ContainsSubstring("EXPIRYKIT_SERVER_ADDR=127.0.0.1:1") && ContainsSubstring("refused"));
-  ::setenv("EXPIRYKIT_SERVER_ADDR", "no-port-here", 1);
+  {
+    ekcheck::ScopedEnv addr("EXPIRYKIT_SERVER_ADDR", "127.0.0.1:1");
+    auto m = error_of([] { process::Target t; });
+    CHECK_THAT(m, ContainsSubstring("EXPIRYKIT_SERVER_ADDR=127.0.0.1:1") && ContainsSubstring("refused"));
+  }
+  ekcheck::ScopedEnv addr("EXPIRYKIT_SERVER_ADDR", "no-port-here");
   auto m2 = error_of([] { process::Target t; });
   CHECK_THAT(m2, ContainsSubstring("not host:port"));
-  if (old) ::setenv("EXPIRYKIT_SERVER_ADDR", saved.c_str(), 1);
-  else ::unsetenv("EXPIRYKIT_SERVER_ADDR");
 }
 
 TEST_CASE("An external address that answers something other than RESP is named as such", "[process][bad-input]") {
@@ -159,17 +157,7 @@ TEST_CASE("An external address that answers something other than RESP is named a
     }
     ::close(c);
   });
-  struct AddrGuard {  // EXPIRYKIT_SERVER_ADDR as it was, whatever happens
-    std::optional<std::string> old;
-    AddrGuard() {
-      if (const char* v = std::getenv("EXPIRYKIT_SERVER_ADDR")) old = v;
-    }
-    ~AddrGuard() {
-      if (old) ::setenv("EXPIRYKIT_SERVER_ADDR", old->c_str(), 1);
-      else ::unsetenv("EXPIRYKIT_SERVER_ADDR");
-    }
-  } guard;
-  ::setenv("EXPIRYKIT_SERVER_ADDR", addr.c_str(), 1);
+  ekcheck::ScopedEnv external("EXPIRYKIT_SERVER_ADDR", addr.c_str());
   auto m = error_of([] { process::Target t; });
   CHECK_THAT(m, ContainsSubstring("EXPIRYKIT_SERVER_ADDR=" + addr) && ContainsSubstring("not valid RESP2"));
 }

@@ -12,24 +12,12 @@
 #include <expirykit/process/target.hpp>
 #include <expirykit/property/property.hpp>
 
+#include "../common/env.hpp"
+
 using Catch::Matchers::ContainsSubstring;
 namespace env = expirykit::env;
 
-namespace {
-struct ScopedEnv {
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-  const char* name_;
-  std::optional<std::string> old_;
-};
-}  // namespace
+using ekcheck::ScopedEnv;
 
 TEST_CASE("EXPIRYKIT_PROP_SCALE: a positive number, anything else is an error naming it", "[env]") {
   {

@@ -38,15 +38,17 @@ struct WithinBaselineMatcher : Catch::Matchers::MatcherGenericBase {
   WithinBaselineMatcher(Baseline b, std::string origin) : baseline(std::move(b)), origin(std::move(origin)) {}
   bool match(const Measurement& m) const {
     last = compare(m, baseline, origin);
-    return last.status == Verdict::Status::passed || last.status == Verdict::Status::improved;
+    return passes(last);
   }
   /// "is within the memory baseline: PASS ..." after a match; "is within the memory baseline,
   /// but it is not: REGRESSED ..." after a mismatch (issue 23: the failure read "is within the
   /// memory baseline: REGRESSED ...").
   std::string describe() const override {
-    const bool ok = last.status == Verdict::Status::passed || last.status == Verdict::Status::improved;
-    return std::string(ok ? "is within the memory baseline: " : "is within the memory baseline, but it is not: ") + last.text;
+    return std::string(passes(last) ? "is within the memory baseline: " : "is within the memory baseline, but it is not: ") +
+           last.text;
   }
+  /// PASSED or IMPROVED: what the matcher accepts.
+  static bool passes(const Verdict& v) { return v.status == Verdict::Status::passed || v.status == Verdict::Status::improved; }
   Baseline baseline;
   std::string origin;
   mutable Verdict last;

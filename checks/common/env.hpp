@@ -1,0 +1,28 @@
+// An environment variable set (or unset) for one scope; the value it had is put back at the
+// end of the scope, also when a check throws. The kit's own checks share it.
+#pragma once
+
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+namespace ekcheck {
+
+/// Sets `name` to `value` (nullptr: unsets it) until the end of the scope.
+struct ScopedEnv {
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) ::setenv(name, value, 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace ekcheck
