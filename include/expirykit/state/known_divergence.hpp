@@ -16,8 +16,8 @@
 //       flags deliver, invalidations)                                      -> Step::fixed_issue = id
 //   the spec agreed, the replay too, and it differs in the model state (COPY leaving expired fields
 //       out, HSETEX KEEPTTL keeping a past deadline): the keys that differ are read back from the
-//       server (TYPE, HLEN, HPEXPIRETIME of each field; read-only on both servers) and the state
-//       the server has wins: the defect's (Step::known_issue = id) or the spec's
+//       server (TYPE, HLEN, HPEXPIRETIME of each field, a deadline within the step's TIME window;
+//       read-only on both servers) and the state the server has wins: the defect's (Step::known_issue = id) or the spec's
 //       (Step::fixed_issue = id); neither: the spec's, and compare_state() reports the difference
 //   the spec agreed, the replay too, same state, different INFO counters  -> the server's counters
 //       (counters_match, when the twin observes them) decide the same way
@@ -134,6 +134,20 @@ struct KeyShape {
   friend bool operator==(const KeyShape&, const KeyShape&) = default;
 };
 
+/// Whether `got` (read from the server) is `want` (the model's), a deadline (> 0, Unix ms) allowed
+/// to differ by `slack_ms`: a relative TTL (HPEXPIRE, HGETEX EX, ...) is set at the server's own
+/// millisecond, which lies anywhere in the step's TIME window, while the model replays the step
+/// at one chosen millisecond of it (state/adopt.hpp then adopts the server's deadlines).
+inline bool same_shape(const KeyShape& got, const KeyShape& want, int64_t slack_ms) {
+  if (got.type != want.type || got.hlen != want.hlen || got.times.size() != want.times.size()) return false;
+  for (std::size_t i = 0; i < got.times.size(); ++i) {
+    const long long a = got.times[i], b = want.times[i];
+    if (a == b) continue;
+    if (a <= 0 || b <= 0 || (a > b ? a - b : b - a) > slack_ms) return false;
+  }
+  return true;
+}
+
 inline KeyShape model_shape(const model::Entry* e, const std::vector<std::string>& fields, int64_t now) {
   KeyShape k;
   if (!e || (e->expire_ms && model::deadline_passed(*e->expire_ms, now))) return k;
@@ -202,9 +216,11 @@ inline const model::Entry* entry_in(const model::Keyspace& ks, int db, const std
 
 enum class StateSide { spec, defect, neither };
 
-/// Which of two model states the server holds for the keys where they differ. Reads over `c`
-/// (SELECTs another database and back to 0 for keys outside db 0).
-inline StateSide server_state_side(resp::Client& c, const model::Keyspace& spec, const model::Keyspace& defect) {
+/// Which of two model states the server holds for the keys where they differ, deadlines compared
+/// within `slack_ms` (same_shape). Reads over `c` (SELECTs another database and back to 0 for
+/// keys outside db 0).
+inline StateSide server_state_side(resp::Client& c, const model::Keyspace& spec, const model::Keyspace& defect,
+                                   int64_t slack_ms) {
   const auto keys = differing_keys(spec, defect);
   if (keys.empty()) return StateSide::neither;
   bool spec_ok = true, defect_ok = true;
@@ -223,8 +239,8 @@ inline StateSide server_state_side(resp::Client& c, const model::Keyspace& spec,
     const std::vector<std::string> fields(names.begin(), names.end());
     const KeyShape got = server_shape(c, key, fields);
     const int64_t now = server::time_ms(c("TIME"));
-    spec_ok = spec_ok && got == model_shape(es, fields, now);
-    defect_ok = defect_ok && got == model_shape(ed, fields, now);
+    spec_ok = spec_ok && same_shape(got, model_shape(es, fields, now), slack_ms);
+    defect_ok = defect_ok && same_shape(got, model_shape(ed, fields, now), slack_ms);
   }
   if (selected != 0) c("SELECT", "0");
   if (spec_ok == defect_ok) return StateSide::neither;
@@ -310,7 +326,8 @@ void settle_known_divergence(const server::Identity& server, const model::Dialec
       rerun(spec, at);
       return;
     }
-    const auto side_of = detail::server_state_side(side, spec_state, ks);
+    const auto side_of =
+        detail::server_state_side(side, spec_state, ks, std::max<int64_t>(0, s.after_ms - s.before_ms));
     if (side_of == detail::StateSide::neither) {
       rerun(spec, at);  // compare_state() reports what the server holds
       return;
