@@ -18,10 +18,18 @@
 // After the primary restarts, a replica reconnects on its next replication cron tick (about once
 // a second on both servers), so restart_primary() takes about a second.
 // Throws ServerError (start failures, a replica that does not link or catch up within
-// Options::sync_timeout, with the INFO fields and log tails of the nodes involved).
+// Options::sync_timeout, with the INFO fields and log tails of the nodes involved). A replica
+// that fails to load its primary's full sync (its log says "Failed trying to load the MASTER
+// synchronization DB", "PRIMARY" on Valkey 8.0+: src/replication.c of both) twice during one
+// wait fails it then, the log's warnings before that line in the error (e.g. "Can't handle RDB format version
+// 13": an older release's replica of a newer primary), instead of retrying until the timeout
+// while those lines scroll out of the log tail.
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <deque>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -127,12 +135,39 @@ class ReplicaSet {
     replicas_.push_back(std::make_unique<Server>(std::move(r)));
   }
 
+  /// The last warnings ('#' lines, at most 4) of `log` after byte `from`, up to the second failed
+  /// load of a full sync there (a retry failed too: not a transfer cut once), that line included;
+  /// empty when there is no such second failure.
+  static std::string failed_sync_load(const std::filesystem::path& log, std::uintmax_t from) {
+    std::ifstream in(log);
+    in.seekg(static_cast<std::streamoff>(from));
+    std::string line;
+    std::deque<std::string> warnings;
+    int failures = 0;
+    while (std::getline(in, line)) {
+      if (line.find(" # ") != std::string::npos) {
+        warnings.push_back(line);
+        if (warnings.size() > 4) warnings.pop_front();
+      }
+      if (line.find("Failed trying to load the") == std::string::npos ||
+          line.find("synchronization DB") == std::string::npos || ++failures < 2)
+        continue;
+      if (warnings.empty() || warnings.back() != line) warnings.push_back(line);
+      std::string out;
+      for (const auto& w : warnings) out += "  " + w + "\n";
+      return out;
+    }
+    return {};
+  }
+
   template <class Ready>
   void wait_for(std::size_t i, const std::string& what, Ready ready) {
     Server& rep = *replicas_[i];
     const auto until = std::chrono::steady_clock::now() + opts_.sync_timeout;
+    std::error_code ec;
+    const std::uintmax_t log_from = std::filesystem::file_size(rep.log_path(), ec);
     std::string last;
-    for (;;) {
+    for (int polls = 0;; ++polls) {
       rep.check_alive();
       primary_->check_alive();
       try {
@@ -146,6 +181,10 @@ class ReplicaSet {
       } catch (const resp::ConnectionError& e) {
         last = e.what();
       }
+      if (const auto failed = polls % 25 ? std::string() : failed_sync_load(rep.log_path(), ec ? 0 : log_from); !failed.empty())
+        throw ServerError("replica " + std::to_string(i) + " at " + rep.address() + " did not " + what +
+                          ": it cannot load the primary's full sync (" + primary_->address() + "); its log says:\n" +
+                          failed + "replica log:\n" + rep.log_tail(10) + "primary log:\n" + primary_->log_tail(10));
       if (std::chrono::steady_clock::now() > until) {
         auto pc = primary_->client();
         throw ServerError("replica " + std::to_string(i) + " at " + rep.address() + " did not " + what + " within " +
