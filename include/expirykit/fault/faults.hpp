@@ -84,6 +84,23 @@ inline std::vector<Fault> catalogue() {
       // ---- TTL replies ----------------------------------------------------------------------
       {"httl-plus-1s", "ttl-reply", "HTTL answers one second more than the time left (a rounding regression)",
        replies(map_codes(is("HTTL"), [](long long v) { return v >= 0 ? v + 1 : v; }))},
+      {"httl-rounds-down", "ttl-reply",
+       "HTTL answers the time left rounded down to whole seconds instead of up (1.5 s left answers 1, not 2)",
+       requests([](const Argv& a) -> std::optional<Rewrite> {
+         if (a.empty() || upper(a[0]) != "HTTL") return std::nullopt;
+         Argv q = a;
+         q[0] = "HPTTL";
+         return Rewrite{{q}, std::nullopt, [](const std::vector<Reply>& r) -> Reply {
+                          if (!r[0].is_array()) return r[0];  // an error reads the same
+                          std::vector<Reply> out;
+                          for (const auto& e : r[0].elements()) {
+                            if (!e.is_integer()) return r[0];
+                            const long long v = e.as_integer();
+                            out.push_back(Reply::integer(v >= 0 ? v / 1000 : v));
+                          }
+                          return Reply::array(std::move(out));
+                        }};
+       })},
       {"hpttl-minus-1s", "ttl-reply", "HPTTL answers 1000 ms less than the time left (at least 0)",
        replies(map_codes(is("HPTTL"), [](long long v) { return v >= 0 ? std::max(0LL, v - 1000) : v; }))},
       {"hexpiretime-minus-1s", "ttl-reply", "HEXPIRETIME answers the absolute expiry one second early",
@@ -140,6 +157,8 @@ inline std::vector<Fault> catalogue() {
       {"expired-fields-stuck", "counter",
        "INFO stats expired_fields (Valkey) / expired_subkeys (Redis) is never bumped: it keeps its first value",
        stuck_stat({"expired_fields", "expired_subkeys"})},
+      {"expired-keys-stuck", "counter", "INFO stats expired_keys is never bumped: it keeps its first value",
+       stuck_stat({"expired_keys"})},
       {"volatile-count-not-decremented", "counter",
        "INFO keyspace keys_with_volatile_items (Valkey) / subexpiry (Redis) is never decremented while the db has "
        "keys: a hash stays counted after its volatile fields are gone",

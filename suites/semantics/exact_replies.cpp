@@ -1,0 +1,100 @@
+// Exact replies and counters that the random sequences reach only by chance, as fixed examples on
+// the live server beside the model (state::Twin): each case sends the commands a regression of
+// the fault catalogue (fault/faults.hpp) would change, so ci/kill-table's verdict on those faults
+// no longer depends on the seed. The model is the specification; where a reply is fixed by the
+// command pages (valkey.io/commands/hpexpiretime, hsetex, hexpire; the same pages on redis.io)
+// the case also checks the value itself.
+// Timing: TTLs are 1.5 s or more and read back at once; the twin compares clock-dependent
+// replies over the step's TIME window, so a loaded machine only widens that window.
+#include <catch2/catch_test_macros.hpp>
+
+#include <string>
+#include <vector>
+
+#include <expirykit/catch2/twin_fixture.hpp>
+#include <expirykit/server/clock.hpp>
+
+using expirykit::catch2::TwinFixture;
+using expirykit::resp::Reply;
+
+TEST_CASE_METHOD(TwinFixture, "Exact replies: a numfields that does not match the fields given, per command",
+                 "[semantics][exact]") {
+  require_field_ttl();
+  REQUIRE(both("HSET h a 1 b 2") == Reply::integer(2));
+  std::vector<std::string> lines = {"HEXPIRE h 100 FIELDS 2 a",   "HPEXPIRE h 100000 FIELDS 3 a b",
+                                    "HEXPIREAT h 4000000000 FIELDS 0", "HTTL h FIELDS 3 a b",
+                                    "HPTTL h FIELDS 2 a",          "HEXPIRETIME h FIELDS 5 a b",
+                                    "HPERSIST h FIELDS 2 a"};
+  if (identity().caps.hsetex) lines.push_back("HSETEX h PX 100000 FIELDS 2 a 1");
+  if (identity().caps.hgetex) lines.push_back("HGETEX h PX 100000 FIELDS 2 a");
+  if (identity().caps.hgetdel) lines.push_back("HGETDEL h FIELDS 3 a b");
+  for (const auto& line : lines) {
+    const Reply r = both(line);  // the dialect's exact error text (model/dialect.hpp ErrorTexts)
+    CHECK(r.is_error());
+  }
+  CHECK(both("HTTL h FIELDS 2 a b") == Reply::ints({-1, -1}));  // nothing was changed
+}
+
+TEST_CASE_METHOD(TwinFixture, "Exact replies: HTTL, HPTTL, HEXPIRETIME and HPEXPIRETIME of relative and absolute TTLs",
+                 "[semantics][exact]") {
+  require_field_ttl();
+  REQUIRE(both("HSET h a 1 b 2 c 3") == Reply::integer(3));
+  // a: 1.5 s. HTTL of a fractional second is the model's rounding (up on both servers), HPTTL
+  // the milliseconds left.
+  CHECK(both("HPEXPIRE h 1500 FIELDS 1 a") == Reply::ints({1}));
+  both("HTTL h FIELDS 1 a");
+  both("HPTTL h FIELDS 1 a");
+  // b, c: absolute times, read back as given (seconds for b, milliseconds for c).
+  const long long now_ms = expirykit::server::now_ms(client());
+  const long long b_s = now_ms / 1000 + 100000, c_ms = now_ms + 123456789;
+  CHECK(both("HEXPIREAT h " + std::to_string(b_s) + " FIELDS 1 b") == Reply::ints({1}));
+  CHECK(both("HPEXPIREAT h " + std::to_string(c_ms) + " FIELDS 1 c") == Reply::ints({1}));
+  CHECK(both("HEXPIRETIME h FIELDS 1 b") == Reply::ints({b_s}));
+  CHECK(both("HPEXPIRETIME h FIELDS 2 b c") == Reply::ints({b_s * 1000, c_ms}));
+  both("HEXPIRETIME h FIELDS 2 a c");
+  both("HPEXPIRETIME h FIELDS 1 a");
+  both("HTTL h FIELDS 2 b c");
+  both("HPTTL h FIELDS 2 b c");
+  check_same_state();
+}
+
+TEST_CASE_METHOD(TwinFixture, "Exact replies: HSETEX FNX and FXX set nothing when a field exists or not; KEEPTTL keeps it",
+                 "[semantics][exact]") {
+  require_field_ttl();
+  require(identity().caps.hsetex, "HSETEX");
+  REQUIRE(both("HSET h a 1") == Reply::integer(1));
+  REQUIRE(both("HPEXPIRE h 100000000 FIELDS 1 a") == Reply::ints({1}));
+  const Reply deadline = both("HPEXPIRETIME h FIELDS 1 a");
+  CHECK(both("HSETEX h FNX FIELDS 1 a 2") == Reply::integer(0));        // a exists
+  CHECK(both("HSETEX h FNX FIELDS 2 b 2 a 2") == Reply::integer(0));    // one of them exists
+  CHECK(both("HSETEX h FXX FIELDS 1 b 2") == Reply::integer(0));        // b does not
+  CHECK(both("HSETEX h FXX PX 5000 FIELDS 2 a 2 b 2") == Reply::integer(0));
+  CHECK(both("HMGET h a b") == Reply::array({Reply::string("1"), Reply::nil()}));
+  CHECK(both("HSETEX h FXX KEEPTTL FIELDS 1 a 3") == Reply::integer(1));
+  CHECK(both("HPEXPIRETIME h FIELDS 1 a") == deadline);
+  CHECK(both("HSETEX h KEEPTTL FIELDS 2 a 4 b 4") == Reply::integer(1));
+  CHECK(both("HPEXPIRETIME h FIELDS 2 a b") == Reply::ints({deadline[0].as_integer(), -1}));
+  CHECK(both("HSETEX h FNX KEEPTTL FIELDS 1 c 5") == Reply::integer(1));
+  CHECK(both("HSETEX h FIELDS 1 a 6") == Reply::integer(1));  // no KEEPTTL: the TTL goes
+  both("HPEXPIRETIME h FIELDS 3 a b c");
+  CHECK(both("HMGET h a b c") == Reply::strings({"6", "4", "5"}));
+  check_same_state();
+}
+
+TEST_CASE_METHOD(TwinFixture, "Exact counters: a key whose TTL runs out counts one expired key when read (lazy expiry)",
+                 "[semantics][exact][counters]") {
+  require_field_ttl();
+  require_debug("pausing active expiry");
+  auto& t = twin();
+  t.observe_counters();
+  REQUIRE(t.set_active_expire(false) == Reply::ok());
+  REQUIRE(both("SET k v PX 1") == Reply::ok());
+  REQUIRE(both("HSET h a 1") == Reply::integer(1));
+  REQUIRE(both("PEXPIRE h 1") == Reply::integer(1));
+  t.wait_until_past(t.server_time() + 2, 5);
+  CHECK(both("GET k").is_nil());  // lazy expiry of a string key
+  CHECK(both("HGET h a").is_nil());  // and of a hash key with a key TTL
+  check_counters();
+  check_same_state();
+  REQUIRE(t.set_active_expire(true) == Reply::ok());
+}
