@@ -50,13 +50,18 @@ class KeyspaceEvents {
     int db = 0;
     /// Longest wait for a marker to come back.
     std::chrono::milliseconds timeout{10000};
+    /// The marker channel to subscribe to; empty: a private one. Another listener's channel
+    /// (Tracking::marker_channel()) lets one PUBLISH mark a point for both.
+    std::string marker_channel{};
   };
 
   explicit KeyspaceEvents(resp::Client& control) : KeyspaceEvents(control, Options{}) {}
   KeyspaceEvents(resp::Client& control, Options o)
       : host_(control.host()), port_(control.port()), opt_(std::move(o)), sub_(host_, port_) {
     static std::atomic<int> seq{0};
-    channel_ = "__expirykit_marker__:" + std::to_string(::getpid()) + ":" + std::to_string(seq++);
+    channel_ = !opt_.marker_channel.empty()
+                   ? opt_.marker_channel
+                   : "__expirykit_marker__:" + std::to_string(::getpid()) + ":" + std::to_string(seq++);
     const resp::Reply old = control("CONFIG", "GET", "notify-keyspace-events");
     if (!old.is_array() || old.size() != 2)
       throw std::runtime_error("keyspace events: CONFIG GET notify-keyspace-events answered " + old.to_string());
@@ -99,6 +104,8 @@ class KeyspaceEvents {
 
   /// The command to pipeline on the observed connection to mark a point: PUBLISH <channel> token.
   resp::Argv marker(const std::string& token) const { return {"PUBLISH", channel_, token}; }
+  /// The channel marker() publishes on.
+  const std::string& marker_channel() const { return channel_; }
 
   /// Reads notifications until the marker `token` arrives; returns what came before it. Markers
   /// with other tokens are skipped. Throws std::runtime_error if it does not arrive in time.

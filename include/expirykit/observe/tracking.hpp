@@ -52,13 +52,18 @@ class Tracking {
   struct Options {
     /// Longest wait for a marker to come back.
     std::chrono::milliseconds timeout{10000};
+    /// The marker channel to subscribe to; empty: a private one. Another listener's channel
+    /// (KeyspaceEvents::marker_channel()) lets one PUBLISH mark a point for both.
+    std::string marker_channel{};
   };
 
   explicit Tracking(resp::Client& tracked) : Tracking(tracked, Options{}) {}
   Tracking(resp::Client& tracked, Options o)
       : tracked_(tracked), opt_(o), sub_(tracked.host(), tracked.port()) {
     static std::atomic<int> seq{0};
-    channel_ = "__expirykit_tracking_marker__:" + std::to_string(::getpid()) + ":" + std::to_string(seq++);
+    channel_ = !opt_.marker_channel.empty()
+                   ? opt_.marker_channel
+                   : "__expirykit_tracking_marker__:" + std::to_string(::getpid()) + ":" + std::to_string(seq++);
     const resp::Reply id = sub_("CLIENT", "ID");
     if (!id.is_integer()) throw std::runtime_error("tracking: CLIENT ID answered " + id.to_string());
     id_ = id.as_integer();
@@ -88,6 +93,8 @@ class Tracking {
   /// The command to pipeline (on any connection to the server) to mark a point:
   /// PUBLISH <marker channel> token.
   resp::Argv marker(const std::string& token) const { return {"PUBLISH", channel_, token}; }
+  /// The channel marker() publishes on.
+  const std::string& marker_channel() const { return channel_; }
 
   /// Reads messages until the marker `token` arrives; returns the invalidations before it, one
   /// per key in arrival order (std::nullopt: FLUSHALL / FLUSHDB). Markers with other tokens are

@@ -33,13 +33,16 @@ class Listeners {
     events_.reset();
     observe::KeyspaceEvents::Options o;
     o.flags = flags;
+    if (tracking_) o.marker_channel = tracking_->marker_channel();
     events_ = std::make_unique<observe::KeyspaceEvents>(c, o);
   }
   /// Turns CLIENT TRACKING on for `c` (REDIRECT to a connection of its own). Throws like
   /// observe::Tracking.
   void listen_tracking(resp::Client& c) {
     tracking_.reset();
-    tracking_ = std::make_unique<observe::Tracking>(c);
+    observe::Tracking::Options o;
+    if (events_) o.marker_channel = events_->marker_channel();
+    tracking_ = std::make_unique<observe::Tracking>(c, o);
   }
   bool events() const { return events_ != nullptr; }
   bool tracking() const { return tracking_ != nullptr; }
@@ -51,7 +54,10 @@ class Listeners {
   }
 
   /// The PUBLISH commands that mark the start (`b<n>`) / end (`e<n>`) of command n on each
-  /// listener: sent in the command's pipeline.
+  /// listener: sent in the command's pipeline. The second listener made subscribes to the
+  /// first one's marker channel, so one PUBLISH marks a point for both (each subscriber gets the
+  /// message after everything the server wrote to it before: the same order a private channel
+  /// gives).
   std::vector<resp::Argv> begin_markers(const std::string& n) const { return markers("b" + n); }
   std::vector<resp::Argv> end_markers(const std::string& n) const { return markers("e" + n); }
   /// What arrived before command n's begin markers: background, kept for compare_background().
@@ -82,8 +88,10 @@ class Listeners {
                                                const std::vector<model::Event>& model_background,
                                                model::TrackingModel& tracking) {
     std::vector<std::string> out;
+    const bool shared = events_ && tracking_ && events_->marker_channel() == tracking_->marker_channel();
+    if (shared) c.call(events_->marker(token));  // one PUBLISH reaches both listeners
     if (events_) {
-      c.call(events_->marker(token));
+      if (!shared) c.call(events_->marker(token));
       const auto seen = events_->read_until(token);
       stray_.insert(stray_.end(), seen.keyevent.begin(), seen.keyevent.end());
       auto want = observe::deliverable(model_background, events_->flags());
@@ -104,7 +112,7 @@ class Listeners {
         }
     }
     if (tracking_) {
-      c.call(tracking_->marker(token));
+      if (!shared) c.call(tracking_->marker(token));
       auto seen = tracking_->read_until(token);
       tracking_stray_.insert(tracking_stray_.end(), seen.begin(), seen.end());
       const auto d =
@@ -119,7 +127,8 @@ class Listeners {
   std::vector<resp::Argv> markers(const std::string& token) const {
     std::vector<resp::Argv> out;
     if (events_) out.push_back(events_->marker(token));
-    if (tracking_) out.push_back(tracking_->marker(token));
+    if (tracking_ && !(events_ && events_->marker_channel() == tracking_->marker_channel()))
+      out.push_back(tracking_->marker(token));
     return out;
   }
 
