@@ -31,6 +31,7 @@ suite_semantics${T}HTTL of a field <b> & co${T}PASS${T}${T}redis 8.0.6
 suite_durability${T}Replica after HPERSIST${T}PASS${T}${T}redis 8.0.6
 suite_memory${T}memory: hash1-hsetex within baseline${T}NOT SUPPORTED${T}the memory probes need HSETEX (redis 8.0.6)${T}redis 8.0.6
 EOF
+touch -d '2026-11-30 10:00 UTC' "$dir/valkey-9.1-verdicts.tsv" "$dir/valkey-9.0-verdicts.tsv" "$dir/redis-8.0-verdicts.tsv"
 echo "Debian valkey-9.1 9.1.2-1 (sid), sha256 eceb0ed494df0bee..., /x/valkey-server" > "$dir/valkey-9.1-provenance.txt"
 printf '=== FAIL semantics: HTTL of a field <b> & co (valkey 9.1.2)\n...\n' > "$dir/valkey-9.1-failures.txt"
 echo '<testsuites/>' > "$dir/valkey-9.1-suite_semantics.xml"
@@ -62,11 +63,11 @@ md=$dir/matrix.md; html=$dir/matrix.html
 has() { grep -qF -- "$2" "$1" || fail "$(basename "$1") lacks: $2"; }
 hasnt() { ! grep -qF -- "$2" "$1" || fail "$(basename "$1") has: $2"; }
 
-# Header: columns in the order given, identity and provenance.
+# Header: columns in the order given, identity and provenance with the verdict file's time.
 has "$md" '| suite | check | valkey-9.1<br>valkey 9.1.2 | redis-8.0<br>redis 8.0.6 | valkey-9.0<br>valkey 9.0.3 |'
-has "$md" '| valkey-9.1 | valkey 9.1.2 | Debian valkey-9.1 9.1.2-1 (sid), sha256 eceb0ed494df0bee..., /x/valkey-server | 4 | 2 | 1 | 1 | 0 | 0 | 0 | 0 |'
-has "$md" '| valkey-9.0 | valkey 9.0.3 | - | 4 | 3 | 0 | 0 | 0 | 0 | 1 | 0 |'
-has "$md" '| redis-8.0 | redis 8.0.6 | - | 4 | 3 | 0 | 0 | 0 | 0 | 1 | 0 |'
+has "$md" '| valkey-9.1 | valkey 9.1.2 | Debian valkey-9.1 9.1.2-1 (sid), sha256 eceb0ed494df0bee..., /x/valkey-server; verdicts written 2026-11-30 10:00 UTC | 4 | 2 | 1 | 1 | 0 | 0 | 0 | 0 |'
+has "$md" '| valkey-9.0 | valkey 9.0.3 | verdicts written 2026-11-30 10:00 UTC | 4 | 3 | 0 | 0 | 0 | 0 | 1 | 0 |'
+has "$md" '| redis-8.0 | redis 8.0.6 | verdicts written 2026-11-30 10:00 UTC | 4 | 3 | 0 | 0 | 0 | 0 | 1 | 0 |'
 has "$md" '[valkey-9.1-suite\_semantics.xml](valkey-9.1-suite_semantics.xml)'
 has "$md" '[valkey-9.1-failures.txt](valkey-9.1-failures.txt)'
 # Cells: escaped check names, FAIL and KNOWN ISSUE linked to their anchors, NOT SUPPORTED plain.
@@ -125,9 +126,10 @@ suite_semantics${T}a fixed issue${T}FIXED${T}FIXED unreported [some-row] on valk
 suite_semantics${T}a known issue${T}KNOWN ISSUE${T}unreported [other-row]: a defect${T}valkey 9.1.2
 suite_semantics${T}a pass${T}PASS${T}${T}valkey 9.1.2
 EOF
+touch -d '2026-11-30 10:00 UTC' "$dir/typed/valkey-9.1-verdicts.tsv"
 bash "$root/ci/conformance-matrix" "$dir/typed/valkey-9.1-verdicts.tsv" >/dev/null 2>&1 || fail "typed verdicts"
 tmd=$dir/typed/matrix.md
-has "$tmd" '| valkey-9.1 | valkey 9.1.2 | - | 5 | 1 | 0 | 1 | 1 | 1 | 0 | 1 |'
+has "$tmd" '| valkey-9.1 | valkey 9.1.2 | verdicts written 2026-11-30 10:00 UTC | 5 | 1 | 0 | 1 | 1 | 1 | 0 | 1 |'
 has "$tmd" '| semantics | a skip whose message reads like another verdict | SKIPPED |'
 has "$tmd" '| semantics | a known gap | [KNOWN GAP](#d-valkey-9-1-2) |'
 has "$tmd" '| semantics | a fixed issue | [FIXED](#d-valkey-9-1-3) |'
@@ -144,9 +146,10 @@ suite_semantics${T}known gap${T}SKIP${T}KNOWN GAP the model cannot judge this ye
 suite_semantics${T}skipped${T}SKIP${T}needs a server the kit spawns (restart); EXPIRYKIT_SERVER_ADDR is set${T}valkey 9.1.2
 suite_semantics${T}passes${T}PASS${T}${T}valkey 9.1.2
 EOF
+touch -d '2026-11-30 10:00 UTC' "$dir/legacy/valkey-9.1-verdicts.tsv"
 bash "$root/ci/conformance-matrix" "$dir/legacy/valkey-9.1-verdicts.tsv" >/dev/null 2>&1 || fail "legacy verdicts"
 lmd=$dir/legacy/matrix.md
-has "$lmd" '| valkey-9.1 | valkey 9.1.2 | - | 6 | 1 | 0 | 1 | 1 | 1 | 1 | 1 |'
+has "$lmd" '| valkey-9.1 | valkey 9.1.2 | verdicts written 2026-11-30 10:00 UTC | 6 | 1 | 0 | 1 | 1 | 1 | 1 | 1 |'
 has "$lmd" '| semantics | not supported | NOT SUPPORTED |'
 has "$lmd" '| semantics | known issue | [KNOWN ISSUE](#d-valkey-9-1-'
 has "$lmd" '| semantics | skipped | SKIPPED |'
