@@ -69,11 +69,14 @@ inline process::ClusterOptions cluster_shape() {
   }
   return o;
 }
-/// EXPIRYKIT_CLUSTER_SEED split into host and port; nullopt when unset. Throws
-/// std::invalid_argument when it is not host:port.
+/// EXPIRYKIT_CLUSTER_SEED split into host and port; nullopt when unset. When set, the
+/// EXPIRYKIT_SERVER_PASSWORD / EXPIRYKIT_SERVER_USER credentials become the fallback of every
+/// connection (its nodes: process::external_credentials()). Throws std::invalid_argument when it
+/// is not host:port, process::ServerError for a user without a password.
 inline std::optional<std::pair<std::string, int>> cluster_seed() {
   const auto s = env::get("EXPIRYKIT_CLUSTER_SEED");
   if (!s) return std::nullopt;
+  resp::set_fallback_credentials(process::external_credentials());
   try {  // the one host:port parser (process/target.hpp), its error as this header documents it
     return process::parse_address(*s, "EXPIRYKIT_CLUSTER_SEED");
   } catch (const process::ServerError& e) {

@@ -8,7 +8,8 @@
 //   auto r = rs.replica(0).client();                // read-only view of the same data
 //
 // Each node is a process::Server (own process group, killed with its parent, 0700 dir, loopback
-// only, the same binary for all unless ReplicaSetOptions::replica_binary names another). The replicas start with `--replicaof 127.0.0.1 <primary port>`.
+// only, the same binary for all unless ReplicaSetOptions::replica_binary names another). The replicas start with `--replicaof 127.0.0.1 <primary port>`,
+// and with `--masterauth <its requirepass>` when the primary's config has one (and no masterauth).
 // The constructor returns once every replica reports master_link_status:up with no sync in
 // progress. sync() reads the primary's master_repl_offset and waits until every replica's
 // slave_repl_offset (the offset it has applied) reaches it: never a fixed sleep. These INFO
@@ -131,6 +132,14 @@ class ReplicaSet {
     r.seed_files.clear();
     r.port = 0;
     r.set("replicaof", primary_->host() + " " + std::to_string(primary_->port()));
+    // A primary with requirepass: its replicas (the same config) authenticate with it too.
+    std::string pass;
+    bool masterauth = false;
+    for (const auto& [name, value] : r.config) {
+      if (name == "requirepass") pass = value;
+      if (name == "masterauth") masterauth = true;
+    }
+    if (!pass.empty() && !masterauth) r.set("masterauth", pass);
     if (!opts_.replica_binary.empty()) r.binary = opts_.replica_binary;
     replicas_.push_back(std::make_unique<Server>(std::move(r)));
   }

@@ -183,6 +183,7 @@ class Server {
       std::lock_guard<std::mutex> lock(reg.mu);
       std::erase(reg.all, this);
     }
+    if (!credentials_address_.empty()) resp::forget_credentials(credentials_address_);
     try {
       kill();
     } catch (...) {
@@ -201,6 +202,7 @@ class Server {
       if (!opts_.port && !detail::port_bindable(port)) continue;
       port_ = port;
       if (opts_.cluster && !pick_bus_port(i == 0)) continue;
+      register_credentials();
       spawn();
       auto outcome = wait_ready();
       if (!outcome) return;  // ready
@@ -349,6 +351,17 @@ class Server {
     return false;
   }
 
+  /// Connections to this server's address authenticate with its config's last `requirepass`,
+  /// and with nothing when it has none (not with external mode's fallback: resp/credentials.hpp).
+  void register_credentials() {
+    if (!credentials_address_.empty()) resp::forget_credentials(credentials_address_);
+    std::optional<resp::Credentials> own;
+    for (const auto& [name, value] : opts_.config)
+      if (name == "requirepass") own = value.empty() ? std::nullopt : std::optional(resp::Credentials{"", value});
+    credentials_address_ = address();
+    resp::set_credentials(credentials_address_, own);
+  }
+
   /// nullopt when ready; otherwise the error text (the process is gone by then).
   std::optional<std::string> wait_ready() {
     using clock = std::chrono::steady_clock;
@@ -384,6 +397,7 @@ class Server {
     return std::nullopt;
   }
 
+  std::string credentials_address_;  ///< the address register_credentials() last set
   ServerOptions opts_;
   std::filesystem::path binary_;
   BinaryVersion version_;

@@ -3,7 +3,8 @@
 // If EXPIRYKIT_SERVER_ADDR=host:port is set, the Target connects to that server instead of
 // spawning one (external mode): what needs a restart, a config the kit cannot set, or the
 // server's files is then unavailable (owned() is nullptr) and tests skip it with a reason.
-// Otherwise it owns a process::Server started with the given options.
+// Otherwise it owns a process::Server started with the given options. A password-protected
+// external server: EXPIRYKIT_SERVER_PASSWORD (and EXPIRYKIT_SERVER_USER for an ACL user).
 #pragma once
 
 #include <cstdlib>
@@ -40,10 +41,28 @@ inline std::pair<std::string, int> parse_address(const std::string& a, const std
   return {host, port};
 }
 
+/// EXPIRYKIT_SERVER_PASSWORD (and EXPIRYKIT_SERVER_USER, an ACL user; unset: the default user)
+/// as set now; nullopt when no password is set. Throws ServerError for a user without a password.
+inline std::optional<resp::Credentials> external_credentials() {
+  const auto pass = env::get("EXPIRYKIT_SERVER_PASSWORD");
+  const auto user = env::get("EXPIRYKIT_SERVER_USER");
+  if (user && !pass)
+    throw ServerError("EXPIRYKIT_SERVER_USER='" + *user + "' is set without EXPIRYKIT_SERVER_PASSWORD");
+  if (!pass) return std::nullopt;
+  return resp::Credentials{user.value_or(""), *pass};
+}
+
 /// EXPIRYKIT_SERVER_ADDR as set now ("host:port" of an external server); nullopt when unset or
 /// empty. The one place the kit reads it: Target, ReplicaFixture, ClusterFixture and memory::Probe ask here
-/// (docs/reference/env.md lists every variable).
-inline std::optional<std::string> external_address() { return env::get("EXPIRYKIT_SERVER_ADDR"); }
+/// (docs/reference/env.md lists every variable). When it is set, external_credentials() become
+/// the fallback credentials of every connection (resp/credentials.hpp): the external server,
+/// its cluster nodes and replicas; servers the kit spawns keep their own (process::Server).
+/// Throws ServerError as external_credentials() does.
+inline std::optional<std::string> external_address() {
+  auto a = env::get("EXPIRYKIT_SERVER_ADDR");
+  if (a) resp::set_fallback_credentials(external_credentials());
+  return a;
+}
 
 class Target {
  public:
@@ -58,10 +77,15 @@ class Target {
         auto r = c("PING");
         if (r.is_error())
           throw ServerError("EXPIRYKIT_SERVER_ADDR=" + a + " answered PING with " + r.to_string() +
-                            " (needs AUTH? the kit speaks plain RESP2 without auth)");
+                            (r.str().rfind("NOAUTH", 0) == 0
+                                 ? std::string(" (set EXPIRYKIT_SERVER_PASSWORD, and EXPIRYKIT_SERVER_USER for an ACL user)")
+                                 : std::string()));
       } catch (const resp::ConnectionError& e) {
-        throw ServerError(std::string("EXPIRYKIT_SERVER_ADDR=") + a + ": " + e.what() +
-                          "; start that server or unset EXPIRYKIT_SERVER_ADDR to let the kit spawn one");
+        const std::string what = e.what();
+        throw ServerError(std::string("EXPIRYKIT_SERVER_ADDR=") + a + ": " + what +
+                          (what.find(": AUTH as ") != std::string::npos
+                               ? "; check EXPIRYKIT_SERVER_PASSWORD and EXPIRYKIT_SERVER_USER"
+                               : "; start that server or unset EXPIRYKIT_SERVER_ADDR to let the kit spawn one"));
       }
     } else {
       server_ = std::make_unique<Server>(std::move(opts));

@@ -4,6 +4,8 @@
 // Server errors come back as Reply::error values; only connection failures (refused, reset,
 // timeout, protocol error) throw ConnectionError, whose message names the address.
 // The connection stays on RESP2: hiredis 0.14 cannot parse RESP3 (never send HELLO 3).
+// A server that wants a password gets AUTH right after the connect, with the credentials
+// registered for its address (resp/credentials.hpp).
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -21,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include <expirykit/resp/credentials.hpp>
 #include <expirykit/resp/reply.hpp>
 
 namespace expirykit::resp {
@@ -83,7 +86,9 @@ class Client {
     std::chrono::milliseconds command_timeout{30000};
   };
 
-  /// Connects to host:port. Throws ConnectionError ("127.0.0.1:7000: Connection refused").
+  /// Connects to host:port, then sends AUTH when credentials_for(address()) names some. Throws
+  /// ConnectionError ("127.0.0.1:7000: Connection refused"; "127.0.0.1:7000: AUTH as the default
+  /// user refused: WRONGPASS ..." without the password).
   Client(std::string host, int port) : Client(std::move(host), port, Options{}) {}
   Client(std::string host, int port, Options opts) : host_(std::move(host)), port_(port) {
     ctx_.reset(redisConnectWithTimeout(host_.c_str(), port_, detail::to_timeval(opts.connect_timeout)));
@@ -92,6 +97,15 @@ class Client {
     if (opts.command_timeout.count() > 0 &&
         redisSetTimeout(ctx_.get(), detail::to_timeval(opts.command_timeout)) != REDIS_OK)
       fail("cannot set the command timeout");
+    if (const auto cr = credentials_for(address())) {
+      append(cr->user.empty() ? Argv{"AUTH", cr->password} : Argv{"AUTH", cr->user, cr->password});
+      const Reply r = read();
+      if (r.is_error()) {
+        ctx_.reset();
+        throw ConnectionError(address() + ": AUTH as " + (cr->user.empty() ? "the default user" : "user " + cr->user) +
+                              " refused: " + r.str());
+      }
+    }
   }
   Client(Client&&) noexcept = default;
   Client& operator=(Client&&) noexcept = default;

@@ -1,0 +1,72 @@
+// expirykit/resp/credentials.hpp: the password (and ACL user) each connection of the process
+// authenticates with, by server address, so every resp::Client the kit opens (a test's, the
+// twin's read-back and listener connections, a replica's, a cluster node's) sends AUTH without
+// each caller passing it along.
+//
+//   resp::set_credentials("127.0.0.1:7000", resp::Credentials{"", "s3cret"});   // requirepass
+//   resp::set_credentials("127.0.0.1:7001", resp::Credentials{"alice", "pw"});  // an ACL user
+//   resp::set_fallback_credentials(resp::Credentials{"", "s3cret"});             // any other address
+//   resp::Client c("127.0.0.1", 7000);   // connects, then AUTH s3cret
+//
+// Lookup: the address's own entry (one set with std::nullopt means "no AUTH", e.g. a server the
+// kit spawned without requirepass), else the fallback, else no AUTH. Who sets them:
+// process::Server for its own address (its config's requirepass, or none), and external mode
+// (process/target.hpp: EXPIRYKIT_SERVER_PASSWORD and EXPIRYKIT_SERVER_USER as the fallback).
+// AUTH <password> and AUTH <user> <password> are the servers' commands (valkey.io/commands/auth,
+// redis.io/docs/latest/commands/auth; the two-argument form needs ACLs: Redis 6.0+, Valkey 7.2+).
+// Thread-safe. Passwords never appear in an error message.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+namespace expirykit::resp {
+
+struct Credentials {
+  std::string user;      ///< ACL user; empty: the default user (AUTH <password>)
+  std::string password;  ///< sent as given
+  friend bool operator==(const Credentials&, const Credentials&) = default;
+};
+
+namespace detail {
+struct CredentialRegistry {
+  std::mutex mu;
+  std::map<std::string, std::optional<Credentials>> by_address;
+  std::optional<Credentials> fallback;
+};
+inline CredentialRegistry& credential_registry() {
+  static CredentialRegistry r;
+  return r;
+}
+}  // namespace detail
+
+/// The credentials of connections to `address` ("host:port"); std::nullopt: connect without AUTH
+/// even when a fallback is set.
+inline void set_credentials(const std::string& address, std::optional<Credentials> c) {
+  auto& r = detail::credential_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.by_address[address] = std::move(c);
+}
+/// Drops `address`'s own entry: the fallback applies to it again.
+inline void forget_credentials(const std::string& address) {
+  auto& r = detail::credential_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.by_address.erase(address);
+}
+/// The credentials of every address without an entry of its own; std::nullopt: none.
+inline void set_fallback_credentials(std::optional<Credentials> c) {
+  auto& r = detail::credential_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.fallback = std::move(c);
+}
+/// What a connection to `address` authenticates with (see the file comment); nullopt: no AUTH.
+inline std::optional<Credentials> credentials_for(const std::string& address) {
+  auto& r = detail::credential_registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  if (auto it = r.by_address.find(address); it != r.by_address.end()) return it->second;
+  return r.fallback;
+}
+
+}  // namespace expirykit::resp
