@@ -15,8 +15,11 @@
 // std::invalid_argument (env.hpp).
 #pragma once
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
@@ -114,6 +117,40 @@ struct PropertyResult {
 };
 
 namespace detail {
+/// A property's live progress on stderr, only when stderr is a terminal (a CTest or CI log stays
+/// as it was): one line rewritten at most once a second, "<what>: round 2, 160 cases, 4,211
+/// commands (1,650/s), 6 s of 15 s", "shrinking" once a case failed; cleared when it goes.
+class LiveProgress {
+ public:
+  LiveProgress(std::string what, double budget_s)
+      : what_(std::move(what)), budget_s_(budget_s), live_(::isatty(2) != 0),
+        start_(std::chrono::steady_clock::now()), last_(start_) {}
+  LiveProgress(const LiveProgress&) = delete;
+  LiveProgress& operator=(const LiveProgress&) = delete;
+  ~LiveProgress() {
+    if (shown_) std::fprintf(stderr, "\r\033[K");
+  }
+  void update(int round, int cases, std::uint64_t commands, bool shrinking) {
+    if (!live_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_ < std::chrono::seconds(1)) return;
+    last_ = now;
+    const double t = std::chrono::duration<double>(now - start_).count();
+    std::fprintf(stderr, "\r\033[K%s: round %d, %d cases, %llu commands (%.0f/s), %.0f s of %.0f s%s", what_.c_str(),
+                 round, cases, static_cast<unsigned long long>(commands), t > 0 ? commands / t : 0.0, t, budget_s_,
+                 shrinking ? ", shrinking a failure" : "");
+    std::fflush(stderr);
+    shown_ = true;
+  }
+
+ private:
+  std::string what_;
+  double budget_s_;
+  bool live_;
+  std::chrono::steady_clock::time_point start_, last_;
+  bool shown_ = false;
+};
+
 /// The kit-spawned servers whose log holds a crash report now.
 inline std::set<process::Server*> crashed_servers() {
   std::set<process::Server*> out;
@@ -157,6 +194,9 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
   rc::detail::TestMetadata meta;
   meta.id = meta.description = what;
   QuietListener quiet;
+  detail::LiveProgress progress(what, budget_s);
+  int cases = 0;
+  bool failed_once = false;
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   // Crash triage (PropertyBudget::sent): servers that had crashed before do not count.
   const std::set<process::Server*> crashed_before = budget.sent ? detail::crashed_servers() : std::set<process::Server*>{};
@@ -191,6 +231,8 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
             }
           }
           res.commands += out.steps;
+          failed_once = failed_once || !out.ok;
+          progress.update(round + 1, ++cases, res.commands, failed_once);
           for (const auto& [id, n] : out.known_issues) res.known_issues[id] += n;
           if (!out.ok) {
             last_report = out.report;

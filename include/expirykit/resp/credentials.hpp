@@ -36,9 +36,11 @@ struct CredentialRegistry {
   std::map<std::string, std::optional<Credentials>> by_address;
   std::optional<Credentials> fallback;
 };
+// Never destroyed: a Server in static storage (a test binary's shared server) forgets its entry
+// in its destructor, which may run after a function-local static's.
 inline CredentialRegistry& credential_registry() {
-  static CredentialRegistry r;
-  return r;
+  static CredentialRegistry* r = new CredentialRegistry;
+  return *r;
 }
 }  // namespace detail
 
