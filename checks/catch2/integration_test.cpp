@@ -15,25 +15,12 @@
 
 #include <expirykit/process/server.hpp>
 
+#include "../common/env.hpp"
+
 using Catch::Matchers::ContainsSubstring;
 namespace bp = boost::process;
 
 namespace {
-// Sets (or, with nullptr, unsets) a variable for the life of the object; restores it after.
-struct ScopedEnv {
-  ScopedEnv(const char* name, const std::string& value) : ScopedEnv(name, value.c_str()) {}
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value, 1);
-    else ::unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-  const char* name_;
-  std::optional<std::string> old_;
-};
 struct Run {
   int code = -1;
   std::string out;
@@ -46,7 +33,7 @@ Run run_probe(const std::vector<std::string>& args, const std::string& external 
   // The child inherits our environment with these set (and restored after the spawn). Not
   // boost::process::environment: its find() over-reads in Boost 1.74 (ASan heap-buffer-overflow
   // with some variable lengths).
-  ScopedEnv verdicts("EXPIRYKIT_VERDICT_FILE", vf), params("RC_PARAMS", "max_success=50"),
+  ekcheck::ScopedEnv verdicts("EXPIRYKIT_VERDICT_FILE", vf.c_str()), params("RC_PARAMS", "max_success=50"),
       addr("EXPIRYKIT_SERVER_ADDR", external.empty() ? nullptr : external.c_str());
   bp::ipstream out;
   bp::child c(EXPIRYKIT_CATCH2_PROBE, bp::args(args), (bp::std_out & bp::std_err) > out);
