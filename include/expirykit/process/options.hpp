@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -51,6 +52,13 @@ struct ServerOptions {
   ServerOptions& set(std::string name, std::string value) {
     config.emplace_back(std::move(name), std::move(value));
     return *this;
+  }
+  /// The value of `name` in `config`: the last one set, as the server's command line takes it;
+  /// nullopt when it is not set.
+  std::optional<std::string> get(const std::string& name) const {
+    for (auto it = config.rbegin(); it != config.rend(); ++it)
+      if (it->first == name) return it->second;
+    return std::nullopt;
   }
 };
 

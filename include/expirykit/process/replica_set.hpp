@@ -133,13 +133,8 @@ class ReplicaSet {
     r.port = 0;
     r.set("replicaof", primary_->host() + " " + std::to_string(primary_->port()));
     // A primary with requirepass: its replicas (the same config) authenticate with it too.
-    std::string pass;
-    bool masterauth = false;
-    for (const auto& [name, value] : r.config) {
-      if (name == "requirepass") pass = value;
-      if (name == "masterauth") masterauth = true;
-    }
-    if (!pass.empty() && !masterauth) r.set("masterauth", pass);
+    if (const auto pass = r.get("requirepass"); pass && !pass->empty() && !r.get("masterauth"))
+      r.set("masterauth", *pass);
     if (!opts_.replica_binary.empty()) r.binary = opts_.replica_binary;
     replicas_.push_back(std::make_unique<Server>(std::move(r)));
   }

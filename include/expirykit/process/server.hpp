@@ -356,8 +356,7 @@ class Server {
   void register_credentials() {
     if (!credentials_address_.empty()) resp::forget_credentials(credentials_address_);
     std::optional<resp::Credentials> own;
-    for (const auto& [name, value] : opts_.config)
-      if (name == "requirepass") own = value.empty() ? std::nullopt : std::optional(resp::Credentials{"", value});
+    if (const auto pass = opts_.get("requirepass"); pass && !pass->empty()) own = resp::Credentials{"", *pass};
     credentials_address_ = address();
     resp::set_credentials(credentials_address_, own);
   }
