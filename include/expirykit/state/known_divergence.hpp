@@ -137,15 +137,11 @@ struct KeyShape {
 /// Whether `got` (read from the server) is `want` (the model's), a deadline (> 0, Unix ms) allowed
 /// to differ by `slack_ms`: a relative TTL (HPEXPIRE, HGETEX EX, ...) is set at the server's own
 /// millisecond, which lies anywhere in the step's TIME window, while the model replays the step
-/// at one chosen millisecond of it (state/adopt.hpp then adopts the server's deadlines).
+/// at one chosen millisecond of it (state/adopt.hpp then adopts the server's deadlines). The
+/// deadlines compare as replies_match() compares HPEXPIRETIME replies: -1/-2 exactly.
 inline bool same_shape(const KeyShape& got, const KeyShape& want, int64_t slack_ms) {
-  if (got.type != want.type || got.hlen != want.hlen || got.times.size() != want.times.size()) return false;
-  for (std::size_t i = 0; i < got.times.size(); ++i) {
-    const long long a = got.times[i], b = want.times[i];
-    if (a == b) continue;
-    if (a <= 0 || b <= 0 || (a > b ? a - b : b - a) > slack_ms) return false;
-  }
-  return true;
+  return got.type == want.type && got.hlen == want.hlen &&
+         replies_match({"HPEXPIRETIME"}, Reply::ints(want.times), Reply::ints(got.times), slack_ms);
 }
 
 inline KeyShape model_shape(const model::Entry* e, const std::vector<std::string>& fields, int64_t now) {
