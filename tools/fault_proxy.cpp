@@ -34,7 +34,7 @@ int usage_error(const std::string& msg) {
 }
 
 bool parse_port(const std::string& s, int& out, int lo) {
-  auto v = expirykit::fault::cmd::integer(s);
+  auto v = expirykit::fault::detail::cmd::integer(s);
   if (!v || *v < lo || *v > 65535) return false;
   out = static_cast<int>(*v);
   return true;

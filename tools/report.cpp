@@ -1,4 +1,4 @@
-// expirykit_report: a known server issue (server/known_issues.hpp) as a bug report ready to
+// expirykit_report: a known server issue (known_issues/table.hpp) as a bug report ready to
 // paste upstream: title, the versions where it reproduces and where it does not (each
 // provisioned release of the row's flavor, checked live now), the replay as a CLI script and as
 // a test in the servers' own Tcl test style, the expected behaviour with its source, the actual.
@@ -33,7 +33,7 @@
 #include <expirykit/process/replica_set.hpp>
 #include <expirykit/process/server.hpp>
 #include <expirykit/server/identity.hpp>
-#include <expirykit/server/known_issues.hpp>
+#include <expirykit/known_issues/table.hpp>
 #include <expirykit/state/twin.hpp>
 #include <expirykit/triage/crash_report.hpp>
 #include <expirykit/triage/replay.hpp>
@@ -80,7 +80,7 @@ Parts parts_of(const std::string& replay) {
   return p;
 }
 
-Outcome check_on(const server::KnownIssue& k, const std::string& line, const Parts& parts) {
+Outcome check_on(const known_issues::KnownIssue& k, const std::string& line, const Parts& parts) {
   Outcome o;
   process::ServerOptions so;
   so.binary = process::provisioned_server(line);
@@ -158,7 +158,7 @@ Outcome check_on(const server::KnownIssue& k, const std::string& line, const Par
 /// A Tcl test in the style of the servers' own suites (tests/unit/type/hash-field-expire.tcl and
 /// tests/integration/replication*.tcl: `start_server`, `r` or `[srv 0 client]` as the client,
 /// `after` to wait, `wait_for_sync` / `wait_for_ofs_sync` for a replica, `assert_equal`).
-std::string tcl_test(const server::KnownIssue& k, const Parts& parts, const std::vector<Outcome>& outs) {
+std::string tcl_test(const known_issues::KnownIssue& k, const Parts& parts, const std::vector<Outcome>& outs) {
   std::ostringstream t;
   std::string title = k.what.substr(0, k.what.find(':'));
   if (title.size() > 90) title = title.substr(0, 87) + "...";
@@ -248,12 +248,12 @@ int main(int argc, char** argv) {
     }
   }
   if (list) {
-    for (const auto& k : server::known_issues())
+    for (const auto& k : known_issues::table())
       std::cout << k.id << "\t" << server::to_string(k.flavor) << " " << k.from.to_string()
                 << (k.until ? " until " + k.until->to_string() : "") << "\t" << k.report << "\n";
     return 0;
   }
-  const auto* k = server::find_known_issue(id);
+  const auto* k = known_issues::find(id);
   if (!k) {
     std::cerr << "expirykit_report: no known issue '" << id << "' (expirykit_report --list)\n";
     return 2;
@@ -274,7 +274,7 @@ int main(int argc, char** argv) {
     std::ostringstream r;
     std::string title = k->what.substr(0, k->what.find(':'));
     r << "# " << (k->flavor == server::Flavor::valkey ? "Valkey" : "Redis") << ": " << title << "\n\n"
-      << "Known issue `" << k->id << "` of expirykit (server/known_issues.hpp); upstream: " << k->report
+      << "Known issue `" << k->id << "` of expirykit (known_issues/table.hpp); upstream: " << k->report
       << (k->url().empty() ? "" : " (" + k->url() + ")") << ". First affected release known: " << k->from.to_string()
       << (k->until ? ", fixed in " + k->until->to_string() : "") << ".\n\n"
       << "## What happens\n\n" << k->what << ".\n\n"

@@ -59,7 +59,7 @@ TEST_CASE_METHOD(ServerFixture, "probe: restarts its own server", "[.probe]") {
   CHECK(s->client()("PING") == Reply::status("PONG"));
 }
 
-// known_issue() with an id that is not in server/known_issues.hpp: must fail, defect or not.
+// known_issue() with an id that is not in known_issues/table.hpp: must fail, defect or not.
 TEST_CASE_METHOD(ServerFixture, "probe: known issue with an unknown id and a defect", "[.probe]") {
   expirykit::catch2::known_issue(identity(), "no-such-issue", true, "observed something");
 }

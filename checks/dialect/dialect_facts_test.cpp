@@ -2,7 +2,7 @@
 // server AND the model (TwinFixture::both CHECKs that they agree), and the test then states the
 // fact the dialect claims for this server, so neither the model nor the dialect can drift from
 // what the server does. CTest runs it against valkey-9.1, redis-8.0 and redis-8.6.
-// Server defects are not facts: they are rows of server/known_issues.hpp, checked by
+// Server defects are not facts: they are rows of known_issues/table.hpp, checked by
 // known_issue_examples_test.cpp and suites/semantics/known_issues.cpp.
 #include <catch2/catch_test_macros.hpp>
 

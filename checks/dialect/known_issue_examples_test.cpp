@@ -12,7 +12,7 @@
 #include <string>
 
 #include <expirykit/catch2/twin_fixture.hpp>
-#include <expirykit/server/known_issues.hpp>
+#include <expirykit/known_issues/table.hpp>
 
 #include "../../suites/semantics/known_issue_examples.hpp"
 
@@ -38,7 +38,7 @@ TEST_CASE_METHOD(TwinFixture, "Known issue examples: KNOWN ISSUE where a row cov
   const server::Identity real = identity();
   for (const auto& ex : examples::known_issue_examples()) {
     DYNAMIC_SECTION(ex.id) {
-      const server::KnownIssue* row = server::find_known_issue(ex.id);
+      const known_issues::KnownIssue* row = known_issues::find(ex.id);
       REQUIRE(row);
       if (row->covers(real)) {
         twin().flushall();
@@ -48,7 +48,7 @@ TEST_CASE_METHOD(TwinFixture, "Known issue examples: KNOWN ISSUE where a row cov
         CHECK(o.defect);  // live 9.1.2 / 8.0.6: the servers in the table's ranges show them
         CHECK(o.known_issues == std::set<std::string>{ex.id});
         CHECK(o.fixed_issues.empty());
-        CHECK(server::judge(*row, real, o.defect, o.observed).verdict == server::IssueVerdict::known_issue);
+        CHECK(known_issues::judge(*row, real, o.defect, o.observed).verdict == known_issues::IssueVerdict::known_issue);
       } else if (row->flavor != real.flavor && !ex.portable) {
         SUCCEED(ex.id << ": the example's replies differ between server lines; it runs on " << to_string(row->flavor));
       } else {
@@ -69,10 +69,10 @@ TEST_CASE_METHOD(TwinFixture, "Known issue examples: KNOWN ISSUE where a row cov
         CHECK_FALSE(o.defect);
         CHECK(o.known_issues.empty());
         CHECK(o.fixed_issues == std::set<std::string>{ex.id});
-        const auto j = server::judge(*row, as_if, o.defect, o.observed);
-        CHECK(j.verdict == server::IssueVerdict::fixed);
+        const auto j = known_issues::judge(*row, as_if, o.defect, o.observed);
+        CHECK(j.verdict == known_issues::IssueVerdict::fixed);
         CHECK(j.message.rfind("FIXED ", 0) == 0);
-        CHECK(server::judge(*row, real, o.defect, o.observed).verdict == server::IssueVerdict::none);
+        CHECK(known_issues::judge(*row, real, o.defect, o.observed).verdict == known_issues::IssueVerdict::none);
       }
     }
   }

@@ -1,5 +1,5 @@
 // Checks of memory/guard.hpp: compact, known issue (valkey-ttl-hash-not-compact, Valkey #2618, a
-// row of server/known_issues.hpp), fixed, not compact. No server.
+// row of known_issues/table.hpp), fixed, not compact. No server.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -24,9 +24,9 @@ const auto redis806 = id(server::Flavor::redis, 8, 0, 6);
 TEST_CASE("encoding guard: its issues are rows of the one table of known server issues", "[memory][guard]") {
   for (const auto& c : memory::compactness_issues()) {
     CAPTURE(c.id);
-    CHECK(server::find_known_issue(c.id) != nullptr);
+    CHECK(known_issues::find(c.id) != nullptr);
   }
-  CHECK(memory::compactness_issue_for(valkey912, true) == server::find_known_issue("valkey-ttl-hash-not-compact"));
+  CHECK(memory::compactness_issue_for(valkey912, true) == known_issues::find("valkey-ttl-hash-not-compact"));
   CHECK(memory::compactness_issue_for(valkey912, false) == nullptr);  // field TTLs only
   CHECK(memory::compactness_issue_for(redis806, true) == nullptr);
   CHECK(memory::compactness_issue_for(id(server::Flavor::valkey, 8, 1, 1), true) == nullptr);
@@ -37,8 +37,8 @@ TEST_CASE("encoding guard: Valkey 9.1.2 hashtable with a field TTL is a KNOWN IS
   CHECK(g.status == Status::known_issue);
   CHECK(g.ok());
   CHECK(g.issue == "valkey-ttl-hash-not-compact");
-  // The same verdict word and shape as every known issue (server::judge()).
-  CHECK_THAT(g.message, StartsWith("KNOWN ISSUE valkey-io/valkey#2618 [valkey-ttl-hash-not-compact in server/known_issues.hpp]") &&
+  // The same verdict word and shape as every known issue (known_issues::judge()).
+  CHECK_THAT(g.message, StartsWith("KNOWN ISSUE valkey-io/valkey#2618 [valkey-ttl-hash-not-compact in known_issues/table.hpp]") &&
                             ContainsSubstring("hashtable x64") &&
                             ContainsSubstring("https://github.com/valkey-io/valkey/issues/2618") &&
                             ContainsSubstring("replay:\nHSET h a 1"));
@@ -64,7 +64,7 @@ TEST_CASE("encoding guard: Redis 8.0 listpackex is compact, a hashtable is a fai
   CHECK(bad.status == Status::not_compact);
   CHECK_FALSE(bad.ok());
   CHECK_THAT(bad.message, ContainsSubstring("NOT compact") && ContainsSubstring("hashtable x60, listpackex x4") &&
-                              ContainsSubstring("server/known_issues.hpp"));
+                              ContainsSubstring("known_issues/table.hpp"));
 }
 
 TEST_CASE("encoding guard: the Valkey issue covers field TTLs only", "[memory][guard]") {

@@ -1,5 +1,5 @@
 // The model is the specification: behaviours that are server defects are rows of
-// server/known_issues.hpp, not Dialect facts. For each row the model can replay
+// known_issues/table.hpp, not Dialect facts. For each row the model can replay
 // (KnownIssue::reproduce): the specified replies on the dialects, and the replies of the live
 // server that has the defect once the row's defect is switched on (live values: valkey-cli /
 // redis-cli against Valkey 9.1.2 and Redis 8.0.6 on loopback, DEBUG SET-ACTIVE-EXPIRE 0, fields
@@ -9,18 +9,19 @@
 
 #include <climits>
 
-#include <expirykit/server/known_issues.hpp>
+#include <expirykit/known_issues/table.hpp>
 
 #include "session.hpp"
 
 using namespace ekcheck;
 using expirykit::model::Defects;
 namespace server = expirykit::server;
+namespace known_issues = expirykit::known_issues;
 
 namespace {
 /// `d` with the defect of the row `id` on (the row must exist and be replayable).
 Dialect with_row(Dialect d, const std::string& id) {
-  const server::KnownIssue* k = server::find_known_issue(id);
+  const known_issues::KnownIssue* k = known_issues::find(id);
   REQUIRE(k);
   REQUIRE(k->reproduce.any());
   d.defects = k->reproduce;
@@ -43,7 +44,7 @@ TEST_CASE("Every Dialect factory is the specification: no defect switched on", "
   }
   // Each replayable row switches on exactly its own defect, and no two rows share one.
   std::vector<Defects> seen;
-  for (const auto& k : server::known_issues()) {
+  for (const auto& k : known_issues::table()) {
     if (!k.reproduce.any()) continue;
     CAPTURE(k.id);
     CHECK(!k.commands.empty());

@@ -123,7 +123,7 @@ TEST_CASE("SIGKILL of a test binary in the middle of a suite leaves no server be
 
 // What the server forked dies with the test process too: the BGSAVE child, running or hung
 // (stopped), and the server's directory is removed, with no later run sweeping it
-// (process/reaper.hpp).
+// (process/detail/reaper.hpp).
 TEST_CASE("A server's fork child, running or hung, dies with a SIGKILLed parent; its dir goes", "[process][leak]") {
   const std::string mode = GENERATE(as<std::string>{}, "bgsave", "bgsave-hung");
   INFO("fork child: " << mode);

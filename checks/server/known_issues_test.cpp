@@ -1,4 +1,4 @@
-// server/known_issues.hpp: KnownIssue::covers() on hand-built rows, every row of the real table
+// known_issues/table.hpp: KnownIssue::covers() on hand-built rows, every row of the real table
 // well-formed (a row with a typo'd id or no replay would hide or garble a failure), the one
 // verdict (judge()) every check reports, and which rows state::Twin recognises per step.
 #include <catch2/catch_test_macros.hpp>
@@ -8,9 +8,11 @@
 #include <set>
 
 #include <expirykit/model/apply.hpp>
-#include <expirykit/server/known_issues.hpp>
+#include <expirykit/known_issues/table.hpp>
 
 using namespace expirykit::server;
+namespace known_issues = expirykit::known_issues;
+using namespace expirykit::known_issues;
 using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::StartsWith;
 
@@ -43,11 +45,11 @@ TEST_CASE("KnownIssue::covers: the flavor, from the first affected version, up t
 
 TEST_CASE("Every row of the known issue table is complete and findable by its id", "[server][known-issues]") {
   std::set<std::string> ids;
-  for (const auto& k : known_issues()) {
+  for (const auto& k : expirykit::known_issues::table()) {
     INFO("row '" << k.id << "'");
     CHECK(!k.id.empty());
     CHECK(ids.insert(k.id).second);  // unique
-    CHECK(find_known_issue(k.id) == &k);
+    CHECK(known_issues::find(k.id) == &k);
     CHECK(!k.report.empty());
     CHECK(!k.what.empty());
     CHECK(!k.replay.empty());
@@ -60,17 +62,17 @@ TEST_CASE("Every row of the known issue table is complete and findable by its id
     if (k.reproduce.any() || k.matches) CHECK(k.recognisable());
     for (const auto& c : k.commands) CHECK(c == expirykit::model::upper(c));
   }
-  CHECK(find_known_issue("no-such-issue-id") == nullptr);
-  CHECK(find_known_issue("valkey-ttl-hash-not-compact")->url() == "https://github.com/valkey-io/valkey/issues/2618");
+  CHECK(known_issues::find("no-such-issue-id") == nullptr);
+  CHECK(known_issues::find("valkey-ttl-hash-not-compact")->url() == "https://github.com/valkey-io/valkey/issues/2618");
 }
 
 TEST_CASE("judge(): KNOWN ISSUE in range with the defect, FIXED in range without, a failure outside with it",
           "[server][known-issues]") {
-  const KnownIssue& k = *find_known_issue("valkey-copy-skips-expired-fields");
+  const KnownIssue& k = *known_issues::find("valkey-copy-skips-expired-fields");
   const Identity affected = id(Flavor::valkey, 9, 1, 2), other = id(Flavor::redis, 8, 0, 6);
   auto seen = judge(k, affected, true, "HLEN h2 1");
   CHECK(seen.verdict == IssueVerdict::known_issue);
-  CHECK_THAT(seen.message, StartsWith("KNOWN ISSUE unreported [valkey-copy-skips-expired-fields in server/known_issues.hpp]") &&
+  CHECK_THAT(seen.message, StartsWith("KNOWN ISSUE unreported [valkey-copy-skips-expired-fields in known_issues/table.hpp]") &&
                                ContainsSubstring("replay:\nDEBUG SET-ACTIVE-EXPIRE 0") &&
                                ContainsSubstring("observed: HLEN h2 1") && ContainsSubstring("(valkey 9.1.2)"));
   auto fixed = judge(k, affected, false, "HLEN h2 2", "also this");
@@ -84,7 +86,7 @@ TEST_CASE("judge(): KNOWN ISSUE in range with the defect, FIXED in range without
   CHECK(nothing.verdict == IssueVerdict::none);
   CHECK(nothing.message.empty());
   // A reported issue links to its page.
-  CHECK_THAT(judge(*find_known_issue("valkey-expired-fields-propagated"), affected, true, "x").message,
+  CHECK_THAT(judge(*known_issues::find("valkey-expired-fields-propagated"), affected, true, "x").message,
              ContainsSubstring("(https://github.com/valkey-io/valkey/issues/4732)"));
 }
 
@@ -103,12 +105,12 @@ TEST_CASE("The rows state::Twin recognises per step, by server and command", "[s
         std::set<std::string>{"redis-hexpire-revives-expired-field", "redis-hmget-deletes-hash-silently",
                               "redis-hsetex-keepttl-expired-deadline"});
   CHECK(ids(id(Flavor::redis, 7, 0, 15)).empty());
-  const KnownIssue& k = *find_known_issue("redis-hexpire-revives-expired-field");
+  const KnownIssue& k = *known_issues::find("redis-hexpire-revives-expired-field");
   CHECK(k.concerns({"hpexpireat", "h", "1", "FIELDS", "1", "a"}));
   CHECK_FALSE(k.concerns({"HPERSIST", "h", "FIELDS", "1", "a"}));
   CHECK(k.concerns({"EXEC"}, {{"HSET", "h", "a", "1"}, {"HEXPIRE", "h", "1", "FIELDS", "1", "a"}}));
   // The events matcher of valkey-hsetex-flag-named-key: the replies agree, the events differ.
-  const KnownIssue& f = *find_known_issue("valkey-hsetex-flag-named-key");
+  const KnownIssue& f = *known_issues::find("valkey-hsetex-flag-named-key");
   Divergence d{{"HSETEX", "fnx", "EX", "100", "FIELDS", "1", "a", "1"}, {}, expirykit::resp::Reply::integer(1),
                expirykit::resp::Reply::integer(1), "event 1: server hset@EX, model hset@fnx", ""};
   CHECK(f.matches(d));

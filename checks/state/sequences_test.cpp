@@ -69,7 +69,7 @@ TEST_CASE_METHOD(TwinFixture, "The twin does not send HRANDFIELD forms that cras
   CHECK(t.run("HPEXPIRE h 1 FIELDS 1 a").ok);
   t.wait_until_past(t.server_time() + 1);
   CHECK(t.run("COPY h h2").ok);
-  const auto* row = expirykit::server::find_known_issue("valkey-empty-hash-hrandfield-crash");
+  const auto* row = expirykit::known_issues::find("valkey-empty-hash-hrandfield-crash");
   REQUIRE(row);
   const auto* e = t.model().raw("h2");
   const bool empty = e && e->is_hash() && e->hash().fields.empty();

@@ -6,7 +6,7 @@
 
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/model/model.hpp>
-#include <expirykit/server/known_issues.hpp>
+#include <expirykit/known_issues/table.hpp>
 #include <expirykit/property/property.hpp>
 #include <expirykit/state/twin.hpp>
 #include <expirykit/triage/crash_triage.hpp>
@@ -49,7 +49,7 @@ TEST_CASE_METHOD(catch2::ServerFixture, "Crash triage: DEBUG SEGFAULT among othe
 
 TEST_CASE_METHOD(catch2::ServerFixture, "Crash triage: a crash that needs state keeps the commands that make it (Valkey 9.1.2)",
                  "[triage]") {
-  const auto* k = server::find_known_issue("valkey-empty-hash-hrandfield-crash");
+  const auto* k = known_issues::find("valkey-empty-hash-hrandfield-crash");
   REQUIRE(k);
   if (!k->covers(identity())) SKIP("not supported by " << identity().to_string() << ": it has no HRANDFIELD crash to triage");
   auto s = fresh_server({}, "a server to crash");

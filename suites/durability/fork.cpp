@@ -15,7 +15,7 @@ using expirykit::resp::Reply;
 namespace server = expirykit::server;
 
 // A hash whose fields are all logically expired, copied (Valkey 9.1.2 leaves an empty hash,
-// server/known_issues.hpp valkey-copy-expired-fields-replica), then BGSAVE: the save must finish
+// known_issues/table.hpp valkey-copy-expired-fields-replica), then BGSAVE: the save must finish
 // within 10 s with status ok. On Valkey 9.1.2 the child asserts and hangs
 // (valkey-empty-hash-fork-crash); the server is this test's own and is killed with its group.
 TEST_CASE_METHOD(ServerFixture, "BGSAVE finishes after COPY of a hash whose fields are all logically expired",

@@ -6,7 +6,7 @@
 // after a load. One case in three pauses active expiry on the primary and gives fields TTLs of a
 // few ms, so later commands meet logically expired fields; then resumes it and compares again.
 // Replica differences on keys touched by a command that triggers a known primary/replica
-// divergence of the server under test (server/known_issues.hpp; the example cases in replica.cpp
+// divergence of the server under test (known_issues/table.hpp; the example cases in replica.cpp
 // report them as KNOWN ISSUE) are excused and counted; everything else must agree.
 // Budget (property/property.hpp): rounds of 20 sequences of up to 30 commands while 10 s last, both
 // times EXPIRYKIT_PROP_SCALE (or EXPIRYKIT_PROP_SECONDS). A failure's first line names the stage

@@ -14,7 +14,7 @@
 // The scenarios on LOGICALLY EXPIRED fields pause active expiry on the primary (DEBUG
 // SET-ACTIVE-EXPIRE 0), give fields a 1 ms TTL and wait on the server clock until it passed:
 // this is where servers diverged before (valkey-io/valkey#3036, HSETEX KEEPTTL over expired
-// fields), and where Valkey 9.1.2's COPY still does (server/known_issues.hpp).
+// fields), and where Valkey 9.1.2's COPY still does (known_issues/table.hpp).
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>

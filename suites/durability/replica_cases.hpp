@@ -229,7 +229,7 @@ inline std::vector<Scenario> on_expired_valkey_4732() {
   return out;
 }
 
-/// COPY of a hash that stores logically expired fields (server/known_issues.hpp
+/// COPY of a hash that stores logically expired fields (known_issues/table.hpp
 /// "valkey-copy-expired-fields-replica").
 inline std::vector<Scenario> copy_expired() {
   return {
@@ -252,7 +252,7 @@ inline std::vector<Scenario> hsetex_flag_named_key() {
 /// HSETEX over every stored field of a hash whose fields are all logically expired, on a key
 /// with a key TTL (found by the durability property on Valkey 9.1.2, seed 4293354902603055910):
 /// the lazy deletion is propagated as HDEL first, which deletes the key and its TTL on the
-/// replica only. Valkey 9.1.2 does it for KEEPTTL, Redis 8.0.6 for FNX (server/known_issues.hpp
+/// replica only. Valkey 9.1.2 does it for KEEPTTL, Redis 8.0.6 for FNX (known_issues/table.hpp
 /// "valkey-hsetex-keepttl-replica-drops-key-ttl", "redis-hsetex-fnx-replica-drops-key-ttl"; live).
 inline std::vector<Scenario> hsetex_over_expired_key_ttl() {
   const std::vector<std::string> S1 = {"HSET h a 1", "PEXPIREAT h @M+600000"};

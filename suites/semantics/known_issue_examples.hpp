@@ -1,5 +1,5 @@
 // suites/semantics/known_issue_examples.hpp: one live example per server defect the model can
-// replay (server/known_issues.hpp rows with `reproduce`), run through state::Twin.
+// replay (known_issues/table.hpp rows with `reproduce`), run through state::Twin.
 //
 // Each example sends a short script to the server and the model of the twin's dialect (the
 // specification), and says from the server's own replies whether the server showed the row's
@@ -80,7 +80,7 @@ class Script {
 };
 
 struct Example {
-  std::string id;     ///< the server/known_issues.hpp row
+  std::string id;     ///< the known_issues/table.hpp row
   std::string title;  ///< the specified behaviour, as a check name
   /// True when every reply of the script is the same on both server lines as specified, so it
   /// can run on the other line under the row's dialect (checks/dialect); else same flavor only.

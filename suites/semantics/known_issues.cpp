@@ -1,4 +1,4 @@
-// The specified behaviours that released servers get wrong (server/known_issues.hpp rows the
+// The specified behaviours that released servers get wrong (known_issues/table.hpp rows the
 // model replays), one live example each (known_issue_examples.hpp) through state::Twin: the model
 // is the specification, every step must match it or be excused by a known issue of this server.
 // Verdicts: KNOWN ISSUE on a server the row covers that shows the defect, FIXED on a covered
@@ -21,11 +21,12 @@
 using expirykit::catch2::TwinFixture;
 namespace examples = expirykit::examples;
 namespace server = expirykit::server;
+namespace known_issues = expirykit::known_issues;
 
 namespace {
 
 void check_example(expirykit::state::Twin& t, const server::Identity& id, const std::string& row_id) {
-  const server::KnownIssue* row = server::find_known_issue(row_id);
+  const known_issues::KnownIssue* row = known_issues::find(row_id);
   REQUIRE(row);
   const examples::Observation o = examples::known_issue_example(row_id).run(t);
   // Every step agrees with the specification, or with the row's defect where the row covers the
@@ -100,7 +101,7 @@ TEST_CASE_METHOD(TwinFixture,
 namespace {
 void check_crash_row(expirykit::catch2::ServerFixture& f, const server::Identity& id, std::unique_ptr<expirykit::process::Server> s,
                      const std::string& row_id) {
-  const server::KnownIssue* row = server::find_known_issue(row_id);
+  const known_issues::KnownIssue* row = known_issues::find(row_id);
   REQUIRE(row);
   REQUIRE(row->crashes);
   const auto steps = expirykit::triage::replay_steps(row->replay);

@@ -1,16 +1,16 @@
-// expirykit/catch2/known_issue.hpp: report a known server issue (server/known_issues.hpp) from
+// expirykit/catch2/known_issue.hpp: report a known server issue (known_issues/table.hpp) from
 // a Catch2 v3 test, so a suite stays green on an affected release and says so when one is fixed.
 //
 //   const bool defect = replica_hlen != primary_hlen;        // what the check observed
 //   expirykit::catch2::known_issue(identity(), "valkey-expired-fields-propagated", defect, details);
 //   // continues only when the server behaved as specified and no known issue applies
 //
-// Verdicts (server::judge(); the SKIPs carry their verdict, catch2/verdict_kind.hpp, for the
+// Verdicts (known_issues::judge(); the SKIPs carry their verdict, catch2/verdict_kind.hpp, for the
 // verdict listener and ci/conformance):
 //   defect seen, server in the issue's range   -> KNOWN ISSUE: SKIP "KNOWN ISSUE <report> [<id> ...]: ..."
 //                                                 (not a failure; the replay script and `details` follow)
 //   no defect, server in the issue's range     -> FIXED: SKIP "FIXED <report> [<id>] on <server>: ..."
-//                                                 (record the fix: set `until` in server/known_issues.hpp)
+//                                                 (record the fix: set `until` in known_issues/table.hpp)
 //   defect seen, server outside the range      -> FAIL with the details and the replay script
 //   no defect, server outside the range        -> returns; the test goes on
 // FAILs when `id` is not in the table: a typo must not hide a failure.
@@ -22,31 +22,31 @@
 
 #include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/server/identity.hpp>
-#include <expirykit/server/known_issues.hpp>
+#include <expirykit/known_issues/table.hpp>
 
 namespace expirykit::catch2 {
 
 /// Turns a judgement into the Catch2 outcome above (SKIP as KNOWN ISSUE or FIXED, FAIL, or nothing).
-inline void report(const server::IssueJudgement& j) {
+inline void report(const known_issues::IssueJudgement& j) {
   switch (j.verdict) {
-    case server::IssueVerdict::known_issue: skip(Verdict::known_issue, j.message); break;
-    case server::IssueVerdict::fixed: skip(Verdict::fixed, j.message); break;
-    case server::IssueVerdict::failed: FAIL(j.message); break;
-    case server::IssueVerdict::none: break;
+    case known_issues::IssueVerdict::known_issue: skip(Verdict::known_issue, j.message); break;
+    case known_issues::IssueVerdict::fixed: skip(Verdict::fixed, j.message); break;
+    case known_issues::IssueVerdict::failed: FAIL(j.message); break;
+    case known_issues::IssueVerdict::none: break;
   }
 }
 
 /// The verdict for one row of the table (or a row a test builds itself).
-inline void known_issue(const server::Identity& server, const server::KnownIssue& row, bool defect_observed,
+inline void known_issue(const server::Identity& server, const known_issues::KnownIssue& row, bool defect_observed,
                         const std::string& observed) {
-  report(server::judge(row, server, defect_observed, observed));
+  report(known_issues::judge(row, server, defect_observed, observed));
 }
 
-/// The verdict for the row `id` of server/known_issues.hpp; FAILs when there is no such row.
+/// The verdict for the row `id` of known_issues/table.hpp; FAILs when there is no such row.
 inline void known_issue(const server::Identity& server, const std::string& id, bool defect_observed,
                         const std::string& observed) {
-  const server::KnownIssue* k = server::find_known_issue(id);
-  if (!k) FAIL("no known issue '" << id << "' in server/known_issues.hpp");
+  const known_issues::KnownIssue* k = known_issues::find(id);
+  if (!k) FAIL("no known issue '" << id << "' in known_issues/table.hpp");
   known_issue(server, *k, defect_observed, observed);
 }
 

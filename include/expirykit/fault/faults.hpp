@@ -28,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-#include <expirykit/fault/builders.hpp>
+#include <expirykit/fault/detail/builders.hpp>
 
 namespace expirykit::fault {
 
@@ -42,10 +42,10 @@ struct Fault {
 /// Every fault, in a stable order (by area). Fresh state on each call.
 inline std::vector<Fault> catalogue() {
   using namespace detail;
-  using cmd::expire_family;
+  using detail::cmd::expire_family;
   auto is = [](const char* n) { return [n](const std::string& u) { return u == n; }; };
   auto expire = [](const std::string& u) { return expire_family(u); };
-  auto ttl = [](const std::string& u) { return cmd::ttl_family(u); };
+  auto ttl = [](const std::string& u) { return detail::cmd::ttl_family(u); };
   return {
       // ---- reply codes --------------------------------------------------------------------
       {"hexpire-past-replies-1", "reply",
@@ -63,7 +63,7 @@ inline std::vector<Fault> catalogue() {
       {"hsetex-replies-field-count", "reply",
        "HSETEX answers the number of fields it set (as HSET does) instead of 1",
        replies([](const Argv& a, const Reply& r) -> std::optional<Reply> {
-         auto p = cmd::parse(a);
+         auto p = detail::cmd::parse(a);
          if (!p || p->name != "HSETEX" || !(r == Reply::integer(1))) return std::nullopt;
          return Reply::integer(static_cast<long long>(p->fields.size()));
        })},
@@ -79,7 +79,7 @@ inline std::vector<Fault> catalogue() {
       {"numfields-error-text", "error",
        "a numfields argument that does not match the fields given is refused with \"ERR syntax error\"",
        replies(error_of_field_ttl(
-           [](const std::string& e) { return upper(e).find("NUMFIELDS") != std::string::npos; },
+           [](const std::string& e) { return detail::upper(e).find("NUMFIELDS") != std::string::npos; },
            Reply::error("ERR syntax error")))},
       // ---- TTL replies ----------------------------------------------------------------------
       {"httl-plus-1s", "ttl-reply", "HTTL answers one second more than the time left (a rounding regression)",
@@ -87,7 +87,7 @@ inline std::vector<Fault> catalogue() {
       {"httl-rounds-down", "ttl-reply",
        "HTTL answers the time left rounded down to whole seconds instead of up (1.5 s left answers 1, not 2)",
        requests([](const Argv& a) -> std::optional<Rewrite> {
-         if (a.empty() || upper(a[0]) != "HTTL") return std::nullopt;
+         if (a.empty() || detail::upper(a[0]) != "HTTL") return std::nullopt;
          Argv q = a;
          q[0] = "HPTTL";
          return Rewrite{{q}, std::nullopt, [](const std::vector<Reply>& r) -> Reply {
@@ -118,7 +118,7 @@ inline std::vector<Fault> catalogue() {
       // ---- units ----------------------------------------------------------------------------
       {"hsetex-ex-as-ms", "unit", "HSETEX EX takes its time in milliseconds (EX treated as PX)",
        requests([](const Argv& a) -> std::optional<Rewrite> {
-         auto p = cmd::parse(a);
+         auto p = detail::cmd::parse(a);
          if (!p || p->name != "HSETEX" || !p->option("EX")) return std::nullopt;
          Argv out = a;
          out[p->option("EX")] = "PX";
@@ -127,7 +127,7 @@ inline std::vector<Fault> catalogue() {
       {"hexpireat-seconds-as-ms", "unit",
        "HEXPIREAT reads its Unix time as milliseconds (a deadline in 1970: the fields are deleted)",
        requests([](const Argv& a) -> std::optional<Rewrite> {
-         auto p = cmd::parse(a);
+         auto p = detail::cmd::parse(a);
          if (!p || p->name != "HEXPIREAT") return std::nullopt;
          Argv out = a;
          out[0] = "HPEXPIREAT";
@@ -150,9 +150,9 @@ inline std::vector<Fault> catalogue() {
        "visible",
        requests(past_deadline_noop())},
       {"hgetdel-keeps-fields", "deletion", "HGETDEL returns the values but does not delete the fields",
-       requests(as_hmget("HGETDEL", [](const cmd::Parsed&) { return true; }))},
+       requests(as_hmget("HGETDEL", [](const detail::cmd::Parsed&) { return true; }))},
       {"hgetex-persist-ignored", "deletion", "HGETEX PERSIST returns the values but leaves the fields' TTLs in place",
-       requests(as_hmget("HGETEX", [](const cmd::Parsed& p) { return p.option("PERSIST") != 0; }))},
+       requests(as_hmget("HGETEX", [](const detail::cmd::Parsed& p) { return p.option("PERSIST") != 0; }))},
       // ---- INFO counters --------------------------------------------------------------------
       {"expired-fields-stuck", "counter",
        "INFO stats expired_fields (Valkey) / expired_subkeys (Redis) is never bumped: it keeps its first value",
@@ -165,11 +165,11 @@ inline std::vector<Fault> catalogue() {
        volatile_high_water({"keys_with_volatile_items", "subexpiry"})},
       // ---- keyspace notifications ---------------------------------------------------------
       {"event-hexpire-missing", "event", "no hexpire notification when a field gets a TTL",
-       drop_events([](const cmd::Notification& n) { return n.event == "hexpire"; })},
+       drop_events([](const detail::cmd::Notification& n) { return n.event == "hexpire"; })},
       {"event-hexpired-missing", "event", "no hexpired notification when a field expires (actively, lazily or at once)",
-       drop_events([](const cmd::Notification& n) { return n.event == "hexpired"; })},
+       drop_events([](const detail::cmd::Notification& n) { return n.event == "hexpired"; })},
       {"event-hpersist-missing", "event", "no hpersist notification when HPERSIST or HGETEX PERSIST removes a TTL",
-       drop_events([](const cmd::Notification& n) { return n.event == "hpersist"; })},
+       drop_events([](const detail::cmd::Notification& n) { return n.event == "hpersist"; })},
       {"event-del-after-hexpired-missing", "event",
        "no del notification when the expiry of its last field deletes the hash", drop_del_after_hexpired()},
       {"event-hexpired-named-expired", "event",
@@ -177,7 +177,7 @@ inline std::vector<Fault> catalogue() {
        [] {
          Hooks h;
          h.push = [](const Reply& m) -> std::optional<std::vector<Reply>> {
-           auto n = cmd::notification(m);
+           auto n = detail::cmd::notification(m);
            if (!n || n->event != "hexpired") return std::nullopt;
            return std::vector<Reply>{renamed(m, *n, "expired")};
          };
@@ -198,7 +198,7 @@ inline std::vector<Fault> catalogue() {
       {"active-expiry-never-runs", "active-expiry",
        "active expiry never reclaims anything: DEBUG SET-ACTIVE-EXPIRE 1 has no effect (forced to 0)",
        requests([](const Argv& a) -> std::optional<Rewrite> {
-         if (a.size() != 3 || upper(a[0]) != "DEBUG" || upper(a[1]) != "SET-ACTIVE-EXPIRE" || a[2] != "1")
+         if (a.size() != 3 || detail::upper(a[0]) != "DEBUG" || detail::upper(a[1]) != "SET-ACTIVE-EXPIRE" || a[2] != "1")
            return std::nullopt;
          return send({a[0], a[1], "0"});
        })},

@@ -39,7 +39,7 @@
 #include <utility>
 #include <vector>
 
-#include <expirykit/fault/wire.hpp>
+#include <expirykit/fault/detail/wire.hpp>
 #include <expirykit/resp/reply.hpp>
 
 namespace expirykit::fault {
@@ -90,7 +90,7 @@ class Session {
         on_request(std::move(*m), to_upstream);
         if (client_raw_) break;
       }
-    } catch (const ProtocolError& e) {
+    } catch (const detail::ProtocolError& e) {
       client_goes_raw(std::string("client sent bytes that are not RESP (") + e.what() + ")", to_upstream);
     }
   }
@@ -114,7 +114,7 @@ class Session {
         if (!m) return;
         on_upstream(std::move(*m), to_client);
       }
-    } catch (const ProtocolError& e) {
+    } catch (const detail::ProtocolError& e) {
       // A server does not send non-RESP bytes on a RESP2 connection; give up pairing.
       upstream_raw_ = client_raw_ = true;
       if (reason_.empty()) reason_ = std::string("server sent bytes that are not RESP2 (") + e.what() + ")";
@@ -148,7 +148,7 @@ class Session {
     std::size_t txn_index = 0;
     std::string sub_cmd;                  ///< SUBSCRIBE, PUNSUBSCRIBE, ...
     std::optional<std::size_t> sub_left;  ///< replies still due (unknown until the first)
-    std::vector<Message> got;
+    std::vector<detail::Message> got;
   };
 
   static bool one_of(const std::string& s, std::initializer_list<const char*> names) {
@@ -166,15 +166,15 @@ class Session {
     pending_.push_back(std::move(p));
   }
 
-  void on_request(Message m, std::string& to_upstream) {
-    auto argv = as_argv(m.value);
+  void on_request(detail::Message m, std::string& to_upstream) {
+    auto argv = detail::as_argv(m.value);
     if (!argv) {
       to_upstream += m.raw;
       client_goes_raw("client sent a request that is not an array of bulk strings", to_upstream);
       return;
     }
-    const std::string name = upper((*argv)[0]);
-    const std::string sub = argv->size() > 1 ? upper((*argv)[1]) : "";
+    const std::string name = detail::upper((*argv)[0]);
+    const std::string sub = argv->size() > 1 ? detail::upper((*argv)[1]) : "";
     if ((name == "HELLO" && argv->size() > 1 && (*argv)[1] != "2") || name == "MONITOR" || name == "SYNC" ||
         name == "PSYNC" || (name == "CLIENT" && sub == "REPLY")) {
       to_upstream += m.raw;
@@ -194,7 +194,7 @@ class Session {
     ex.request = *argv;
     std::optional<Rewrite> rw = hooks_.request ? hooks_.request(*argv) : std::nullopt;
     if (rw && !rw->commands.empty()) {
-      for (const auto& c : rw->commands) write_command(to_upstream, c);
+      for (const auto& c : rw->commands) detail::write_command(to_upstream, c);
       ex.count = rw->commands.size();
       ex.answer = rw->answer.value_or(ex.count - 1);
       if (ex.answer >= ex.count) ex.answer = ex.count - 1;
@@ -234,12 +234,12 @@ class Session {
   }
   bool subscribed() const { return !channels_.empty() || !patterns_.empty() || !shard_.empty(); }
 
-  void on_upstream(Message m, std::string& to_client) {
+  void on_upstream(detail::Message m, std::string& to_client) {
     if (is_push(m.value)) {
       auto out = hooks_.push ? hooks_.push(m.value) : std::nullopt;
       if (!out) to_client += m.raw;
       else
-        for (const auto& r : *out) write_reply(to_client, r);
+        for (const auto& r : *out) detail::write_reply(to_client, r);
       return;
     }
     if (pending_.empty()) {  // unsolicited (an error before the server closes the connection)
@@ -260,11 +260,11 @@ class Session {
         if (p.got.size() < p.ex.count) return;
         if (p.kind == Kind::plain) {
           deliver(p.ex, p.got, to_client);
-          if (upper(p.ex.request[0]) == "RESET") channels_.clear(), patterns_.clear(), shard_.clear();
+          if (detail::upper(p.ex.request[0]) == "RESET") channels_.clear(), patterns_.clear(), shard_.clear();
         } else {
           // QUEUED per command; the client sees the first refusal, else the answer's QUEUED.
           std::size_t ok = 0;
-          const Message* refusal = nullptr;
+          const detail::Message* refusal = nullptr;
           for (const auto& g : p.got) {
             if (g.value.is_status() && g.value.str() == "QUEUED") ++ok;
             else if (!refusal) refusal = &g;
@@ -299,15 +299,15 @@ class Session {
     return value;
   }
 
-  void deliver(const Exchange& ex, const std::vector<Message>& got, std::string& to_client) const {
+  void deliver(const Exchange& ex, const std::vector<detail::Message>& got, std::string& to_client) const {
     std::vector<resp::Reply> values;
     values.reserve(got.size());
     for (const auto& g : got) values.push_back(g.value);
-    if (auto r = produce(ex, values)) write_reply(to_client, *r);
+    if (auto r = produce(ex, values)) detail::write_reply(to_client, *r);
     else to_client += got[ex.answer].raw;
   }
 
-  void on_exec_reply(const Pending& p, const Message& m, std::string& to_client) const {
+  void on_exec_reply(const Pending& p, const detail::Message& m, std::string& to_client) const {
     const Txn* t = p.txn.get();
     std::size_t total = 0;
     bool whole = t != nullptr;
@@ -337,10 +337,10 @@ class Session {
       if (ex.count != 1) changed = true;
     }
     if (!changed) to_client += m.raw;
-    else write_reply(to_client, resp::Reply::array(std::move(out)));
+    else detail::write_reply(to_client, resp::Reply::array(std::move(out)));
   }
 
-  void on_subscribe_reply(Pending& p, Message m, std::string& to_client) {
+  void on_subscribe_reply(Pending& p, detail::Message m, std::string& to_client) {
     const resp::Reply& v = m.value;
     if (!v.is_array() || v.size() != 3 || !v[0].is_string()) {  // an error: one reply only
       to_client += m.raw;
@@ -364,7 +364,7 @@ class Session {
   }
 
   Hooks hooks_;
-  MessageReader client_, upstream_;
+  detail::MessageReader client_, upstream_;
   std::deque<Pending> pending_;
   bool in_multi_ = false;
   std::shared_ptr<Txn> txn_;

@@ -103,7 +103,7 @@ inline Verdict check_against_baseline(const Measurement& m, const std::filesyste
 }
 
 /// The suite's encoding guard: PASS when compact, KNOWN ISSUE (a SKIP with "KNOWN ISSUE ...":
-/// reported, not failed) on a known issue of the server (server/known_issues.hpp), FIXED (a SKIP
+/// reported, not failed) on a known issue of the server (known_issues/table.hpp), FIXED (a SKIP
 /// with "FIXED ...") when a server in a known issue's range keeps them compact (record the fix,
 /// rewrite the baseline), FAIL when not compact otherwise or when nothing was sampled. Prints the
 /// message to stdout.

@@ -13,7 +13,7 @@
 // HINCRBYFLOAT HEXPIRE HPEXPIRE HEXPIREAT HPEXPIREAT HTTL HPTTL HEXPIRETIME HPEXPIRETIME HPERSIST
 // HSETEX HGETEX HGETDEL DEL EXISTS TYPE SET GET EXPIRE PEXPIRE EXPIREAT PEXPIREAT PERSIST TTL PTTL
 // RENAME COPY (incl. DB) UNLINK DBSIZE OBJECT(ENCODING) MOVE SWAPDB DUMP*** RESTORE***,
-// FLUSHALL FLUSHDB, HRANDFIELD** HSCAN**. (***) payloads: model/dump_commands.hpp.
+// FLUSHALL FLUSHDB, HRANDFIELD** HSCAN**. (***) payloads: model/cmd/dump_commands.hpp.
 // (*) unordered replies, (**) replies the server chooses: compare with canonical.hpp's
 // same_reply(). Besides the reply, each command records its effects in the Keyspace (events,
 // counters, encodings: effects.hpp).
@@ -25,12 +25,12 @@
 #include <string>
 
 #include <expirykit/model/context.hpp>
-#include <expirykit/model/db_commands.hpp>
-#include <expirykit/model/dump_commands.hpp>
-#include <expirykit/model/field_ttl_commands.hpp>
-#include <expirykit/model/hash_commands.hpp>
-#include <expirykit/model/key_commands.hpp>
-#include <expirykit/model/random_read_commands.hpp>
+#include <expirykit/model/cmd/db_commands.hpp>
+#include <expirykit/model/cmd/dump_commands.hpp>
+#include <expirykit/model/cmd/field_ttl_commands.hpp>
+#include <expirykit/model/cmd/hash_commands.hpp>
+#include <expirykit/model/cmd/key_commands.hpp>
+#include <expirykit/model/cmd/random_read_commands.hpp>
 
 namespace expirykit::model {
 

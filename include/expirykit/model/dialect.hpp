@@ -5,7 +5,7 @@
 // DIALECT FACT, a documented or intended difference between server lines (an argument grammar, an
 // error text, a limit, a reclamation design, an INFO name, an encoding), never a server defect.
 // What a released server does against its own documentation or design (a bug a later release may
-// fix) is a row of server/known_issues.hpp instead. Some of those rows the model can reproduce
+// fix) is a row of known_issues/table.hpp instead. Some of those rows the model can reproduce
 // (Dialect::defects, all off in every factory below) so that state::Twin can tell a known
 // divergence from a new one and keep following the server (state/known_divergence.hpp).
 //
@@ -69,7 +69,7 @@ struct ErrorTexts {
       "ERR Only one of EX, PX, EXAT, PXAT or KEEPTTL arguments can be specified";
   std::string unknown_argument = "ERR unknown argument: {arg}";
   std::string unsupported_option = "ERR Unsupported option {arg}";
-  // Redis 8.6's keyword parser (Dialect::keyword_order_free, model/keyword_args.hpp; live 8.6.3).
+  // Redis 8.6's keyword parser (Dialect::keyword_order_free, model/cmd/keyword_args.hpp; live 8.6.3).
   std::string fields_twice = "ERR FIELDS keyword specified multiple times";
   std::string fields_too_close = "ERR FIELDS requires at least numfields and one field argument";
   std::string fields_missing_86 = "ERR missing FIELDS argument";
@@ -112,7 +112,7 @@ struct ErrorTexts {
   }
 };
 
-/// Server defects the model can reproduce: each switch is one row of server/known_issues.hpp
+/// Server defects the model can reproduce: each switch is one row of known_issues/table.hpp
 /// (the id is named at the switch), never a property of a server line. Every Dialect factory
 /// leaves them all off (the specification); KnownIssue::reproduce turns one on for
 /// state/known_divergence.hpp, which replays a step with it to recognise the known divergence.
@@ -193,7 +193,7 @@ struct Dialect {
   /// commands take any long long on both servers (live). Fact: an argument range and its text.
   long long hsetex_numfields_max = std::numeric_limits<long long>::max();
   /// HEXPIRE*, HSETEX and HGETEX take their options before or after the FIELDS block, in any
-  /// order, a repeated condition once, with Redis 8.6's texts (model/keyword_args.hpp). Fact: a
+  /// order, a repeated condition once, with Redis 8.6's texts (model/cmd/keyword_args.hpp). Fact: a
   /// documented change of the grammar (redis/redis#14416 "flexible argument positions", 8.6
   /// release notes; #14883 FIELDS validation, 8.6.2), checked live on 8.6.3.
   bool keyword_order_free = false;

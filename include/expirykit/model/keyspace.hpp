@@ -258,7 +258,7 @@ class Keyspace {
     return out;
   }
   const std::vector<Event>& pending_events() const { return events_; }
-  /// DUMP payloads the model has seen (model/dump_commands.hpp): the entry each stands for.
+  /// DUMP payloads the model has seen (model/cmd/dump_commands.hpp): the entry each stands for.
   void remember_dump(const std::string& payload, const Entry& e) { dumps_[payload] = e; }
   const Entry* dumped(const std::string& payload) const {
     auto it = dumps_.find(payload);

@@ -13,7 +13,7 @@
 //    destructor kills the group and reaps it. Note: the death signal follows the *thread* that
 //    spawned the server, so spawn servers from a thread that outlives them (e.g. the main one);
 //  - what the server forks (BGSAVE, AOF rewrite, replication children) dies with the test process
-//    too, even a SIGKILLed one, and the directory goes with it: a Reaper (process/reaper.hpp)
+//    too, even a SIGKILLed one, and the directory goes with it: a detail::Reaper (process/detail/reaper.hpp)
 //    per Server kills the whole group and removes the directory when the test process is gone;
 //  - start() waits until PING answers PONG (LOADING is waited out) and reports a server that
 //    exits or hangs with its exit status and log tail;
@@ -49,7 +49,7 @@
 #include <expirykit/process/discovery.hpp>
 #include <expirykit/process/errors.hpp>
 #include <expirykit/process/options.hpp>
-#include <expirykit/process/reaper.hpp>
+#include <expirykit/process/detail/reaper.hpp>
 #include <expirykit/process/temp_dir.hpp>
 #include <expirykit/resp/client.hpp>
 
@@ -162,7 +162,7 @@ class Server {
       : opts_(std::move(opts)), binary_(find_server_binary(opts_.binary)), version_(vet_server_binary(binary_)),
         dir_(std::make_unique<TempDir>(opts_.temp_root)) {
     dir_->keep(opts_.keep_dir || env::flag("EXPIRYKIT_KEEP_DIRS"));
-    reaper_ = std::make_unique<Reaper>(dir().string());
+    reaper_ = std::make_unique<detail::Reaper>(dir().string());
     reaper_->watch_group(0, dir_->kept());
     for (const auto& f : opts_.seed_files) {
       std::error_code ec;
@@ -401,7 +401,7 @@ class Server {
   std::filesystem::path binary_;
   BinaryVersion version_;
   std::unique_ptr<TempDir> dir_;
-  std::unique_ptr<Reaper> reaper_;  // after dir_: told to quit before the directory is removed
+  std::unique_ptr<detail::Reaper> reaper_;  // after dir_: told to quit before the directory is removed
   std::unique_ptr<boost::process::child> child_;
   pid_t pgid_ = -1;
   int port_ = 0;

@@ -47,7 +47,7 @@
 #include <expirykit/process/replica_set.hpp>
 #include <expirykit/state/replica_triggers.hpp>
 #include <expirykit/server/identity.hpp>
-#include <expirykit/server/known_issues.hpp>
+#include <expirykit/known_issues/table.hpp>
 #include <expirykit/server/persistence.hpp>
 #include <expirykit/property/sequence.hpp>
 #include <expirykit/state/snapshot.hpp>
@@ -91,7 +91,7 @@ struct DurableOptions {
   std::chrono::milliseconds reclaim_bound{10000};
   /// The server's identity. When set, differences of the replicas and of the AOF (fed the same
   /// command stream) on keys touched by a command that triggers a known divergence of this
-  /// server (detail::replica_triggers, rows of server/known_issues.hpp) are excused and counted
+  /// server (detail::replica_triggers, rows of known_issues/table.hpp) are excused and counted
   /// in SequenceResult::known_issues instead of failing; the primary is still compared with the
   /// model on every key, and the RDB copy too. Unset: nothing is excused.
   std::optional<server::Identity> server;
@@ -162,7 +162,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
   std::vector<const state::detail::ReplicaTrigger*> triggers;
   if (opt.server)
     for (const auto& t : state::detail::replica_triggers())
-      if (const auto* k = server::find_known_issue(t.id); k && k->covers(*opt.server)) triggers.push_back(&t);
+      if (const auto* k = known_issues::find(t.id); k && k->covers(*opt.server)) triggers.push_back(&t);
   std::set<std::string> excused;
   int64_t last_now = twin.server_time();
 
@@ -250,7 +250,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
   // An empty hash crashes the fork children of an affected server (valkey-empty-hash-fork-
   // crash): delete it before anything forks, on the primary (and so the replicas) and in the model.
   if (failure.empty() && opt.server) {
-    const auto* k = server::find_known_issue("valkey-empty-hash-fork-crash");
+    const auto* k = known_issues::find("valkey-empty-hash-fork-crash");
     std::vector<std::pair<int, std::string>> empty;  // in every database (MOVE, COPY ... DB, SWAPDB)
     for (const auto& [name, e] : twin.model().entries())
       if (e.is_hash() && e.hash().fields.empty()) empty.emplace_back(0, name);

@@ -32,7 +32,7 @@ struct SequenceResult {
   /// replies (or events / invalidations), or the first state difference.
   std::string summary;
   std::string report;     ///< empty when ok
-  /// Known server issues (server/known_issues.hpp ids) the case met and excused, with counts.
+  /// Known server issues (known_issues/table.hpp ids) the case met and excused, with counts.
   std::map<std::string, int> known_issues;
 };
 

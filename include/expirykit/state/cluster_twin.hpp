@@ -38,7 +38,7 @@
 #include <expirykit/cluster/client.hpp>
 #include <expirykit/cluster/slot.hpp>
 #include <expirykit/model/batch.hpp>
-#include <expirykit/server/known_issues.hpp>
+#include <expirykit/known_issues/table.hpp>
 #include <expirykit/state/replica_triggers.hpp>
 #include <expirykit/state/twin.hpp>
 
@@ -66,7 +66,7 @@ class ClusterTwin {
       : c_(c), twin_(c.connection(c.primaries().front()), std::move(d), std::move(o)) {
     if (const auto& id = twin_.options().server)
       for (const auto& t : detail::replica_triggers())
-        if (const auto* k = server::find_known_issue(t.id); k && k->covers(*id)) triggers_.push_back(&t);
+        if (const auto* k = known_issues::find(t.id); k && k->covers(*id)) triggers_.push_back(&t);
   }
 
   Twin& twin() { return twin_; }

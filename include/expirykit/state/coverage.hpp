@@ -22,7 +22,7 @@
 //   * "numfields": the FIELDS count as written (0, 1, INT_MAX, INT_MAX+1, 2^63-1) per command
 //     family, well formed or not.
 //   * "time argument": each timed form x the class of its time against the dialect's limits
-//     (model::Dialect::max_field_expire_ms, checked as model/field_ttl_commands.hpp does):
+//     (model::Dialect::max_field_expire_ms, checked as model/cmd/field_ttl_commands.hpp does):
 //     not an integer, negative, zero, past (absolute and <= now), future, largest accepted
 //     (absolute: exactly the largest, the second unit's floor of it; relative: within 2^42 ms,
 //     about 139 years, of the largest, see gen/ttl.hpp), over (one beyond: rejected as too

@@ -142,7 +142,7 @@ class Cells {
     return m;
   }
 
-  /// The time class of `arg` for a form (see state/coverage.hpp); mirrors model/expiry_args.hpp
+  /// The time class of `arg` for a form (see state/coverage.hpp); mirrors model/cmd/expiry_args.hpp
   /// detail::deadline().
   static int time_class(const std::string& arg, const cov::TimeForm& f, const model::Dialect& d, int64_t now) {
     long long t = 0;
@@ -204,7 +204,7 @@ class Cells {
     const std::string u = model::upper(a[0]);
     const std::string& key = a[1];
     // Valkey 9.1.2's HSETEX and HGETEX take a key named FIELDS for the keyword (known issue
-    // valkey-fields-keyword-scan-includes-key, server/known_issues.hpp): not counted as well formed.
+    // valkey-fields-keyword-scan-includes-key, known_issues/table.hpp): not counted as well formed.
     const bool key_is_keyword = d.grammar == model::Grammar::valkey && eq(key, "FIELDS") && (u == "HSETEX" || u == "HGETEX");
     auto fields_cmd = [&](const std::string& row, std::size_t at, bool pairs) {
       if (key_is_keyword) return;

@@ -1,5 +1,5 @@
 // expirykit/state/known_divergence.hpp: per step, tell a known server defect (a row of
-// server/known_issues.hpp covering the server under test) from a new divergence, and notice when
+// known_issues/table.hpp covering the server under test) from a new divergence, and notice when
 // a server in a row's range no longer shows it.
 //
 // state::Twin runs each command against the specification (the model of the server's dialect).
@@ -23,7 +23,7 @@
 //       (counters_match, when the twin observes them) decide the same way
 //
 // So the model keeps following a server that has a known defect, a fixed release is reported as
-// FIXED (record it in server/known_issues.hpp) rather than failing or passing silently, and any
+// FIXED (record it in known_issues/table.hpp) rather than failing or passing silently, and any
 // other divergence still fails. Rows that cover the server but that no step can show (replicas,
 // persistence, memory) are the suites' business (catch2/known_issue.hpp).
 //
@@ -54,29 +54,29 @@
 #include <expirykit/model/keyspace.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/clock.hpp>
-#include <expirykit/server/known_issues.hpp>
+#include <expirykit/known_issues/table.hpp>
 #include <expirykit/state/replies.hpp>
 #include <expirykit/state/step.hpp>
 
 namespace expirykit::state {
 
-/// The crash row (server/known_issues.hpp, KnownIssue::crashes) that says `argv` would crash
+/// The crash row (known_issues/table.hpp, KnownIssue::crashes) that says `argv` would crash
 /// `server` or one of `more`, given the model's state `ks` at `now_ms` (Unix ms); nullptr when
 /// none does. The kit's sequence script (model/batch.hpp) counts when one of its commands would
 /// crash; an EXEC is never held back (its commands were looked at when queued).
-inline const server::KnownIssue* crash_row(const std::optional<server::Identity>& server,
+inline const known_issues::KnownIssue* crash_row(const std::optional<server::Identity>& server,
                                            const std::vector<server::Identity>& more, const model::Keyspace& ks,
                                            const Argv& argv, int64_t now_ms) {
   if ((!server && more.empty()) || argv.empty()) return nullptr;
   std::vector<Argv> looked_at{argv};
   if (auto inner = model::sequence_eval_commands(argv)) looked_at = *inner;
-  auto covered = [&](const server::KnownIssue& k) {
+  auto covered = [&](const known_issues::KnownIssue& k) {
     if (server && k.covers(*server)) return true;
     for (const auto& id : more)
       if (k.covers(id)) return true;
     return false;
   };
-  for (const auto& k : server::known_issues()) {
+  for (const auto& k : known_issues::table()) {
     if (!k.crashes || !covered(k)) continue;
     for (const auto& a : looked_at)
       if (k.crashes(ks, a, now_ms)) return &k;
@@ -91,34 +91,34 @@ inline std::string events_excuse(const server::Identity& server, const Argv& arg
                                  const std::optional<std::vector<Argv>>& batch) {
   std::string id = events_known_issue(argv);
   for (std::size_t i = 0; batch && id.empty() && i < batch->size(); ++i) id = events_known_issue((*batch)[i]);
-  const auto* k = server::find_known_issue(id);
+  const auto* k = known_issues::find(id);
   return k && k->covers(server) ? k->id : std::string();
 }
 
-/// valkey-script-string-not-int-encoded (server/known_issues.hpp): OBJECT ENCODING answering
+/// valkey-script-string-not-int-encoded (known_issues/table.hpp): OBJECT ENCODING answering
 /// embstr where the model says int, once a script wrote a string (`script_wrote_strings`). The
 /// row's id when step `s` is that and the row covers `server`; "" otherwise.
 inline std::string script_string_excuse(const server::Identity& server, const Step& s, bool script_wrote_strings) {
   if (!script_wrote_strings || s.argv.empty() || model::upper(s.argv[0]) != "OBJECT" ||
       s.model != Reply::string("int") || s.server != Reply::string("embstr"))
     return {};
-  const auto* k = server::find_known_issue("valkey-script-string-not-int-encoded");
+  const auto* k = known_issues::find("valkey-script-string-not-int-encoded");
   return k && k->covers(server) ? k->id : std::string();
 }
 
 /// `d` with the defect of row `k` switched on.
-inline model::Dialect with_defect(const model::Dialect& d, const server::KnownIssue& k) {
+inline model::Dialect with_defect(const model::Dialect& d, const known_issues::KnownIssue& k) {
   model::Dialect out = d;
   out.defects = out.defects | k.reproduce;
   return out;
 }
 
-/// The rows of server/known_issues.hpp covering `server` that can show in a step running `argv`
+/// The rows of known_issues/table.hpp covering `server` that can show in a step running `argv`
 /// (or the commands of `batch`), in table order.
-inline std::vector<const server::KnownIssue*> known_issues_for_step(const server::Identity& server, const Argv& argv,
+inline std::vector<const known_issues::KnownIssue*> known_issues_for_step(const server::Identity& server, const Argv& argv,
                                                                     const std::vector<Argv>& batch) {
-  std::vector<const server::KnownIssue*> out;
-  for (const auto* k : server::recognisable_issues(server))
+  std::vector<const known_issues::KnownIssue*> out;
+  for (const auto* k : known_issues::recognisable_issues(server))
     if (k->concerns(argv, batch)) out.push_back(k);
   return out;
 }
@@ -265,7 +265,7 @@ void settle_known_divergence(const server::Identity& server, const model::Dialec
                              const std::function<std::optional<bool>(const model::Keyspace&)>& counters_match = {}) {
   const auto rows = known_issues_for_step(server, s.argv, s.batch);
   if (rows.empty()) return;
-  std::vector<const server::KnownIssue*> replayable;
+  std::vector<const known_issues::KnownIssue*> replayable;
   model::Dialect all = spec;
   for (const auto* k : rows)
     if (k->reproduce.any()) {
@@ -275,7 +275,7 @@ void settle_known_divergence(const server::Identity& server, const model::Dialec
   // The spec's outcome at `at` (rerun first), then the first row whose defect alone changes
   // the reply, events, invalidations or state; `observable`: only what the step observed counts
   // (the defect alone disagrees with the server). Leaves `s`/`ks` at the last replay.
-  auto first_changing = [&](int64_t at, bool observable) -> const server::KnownIssue* {
+  auto first_changing = [&](int64_t at, bool observable) -> const known_issues::KnownIssue* {
     rerun(spec, at);
     const Step base = s;
     const model::Keyspace base_state = ks;
@@ -350,7 +350,7 @@ void settle_known_divergence(const server::Identity& server, const model::Dialec
     }
     rerun(spec, s.before_ms);  // report (and keep) the spec's outcome at `before`
   }
-  server::Divergence dv{s.argv, s.batch, s.model, s.server, s.events_diff, s.tracking_diff};
+  known_issues::Divergence dv{s.argv, s.batch, s.model, s.server, s.events_diff, s.tracking_diff};
   for (const auto* k : rows) {
     if (k->matches && k->matches(dv)) {
       s.known_issue = k->id;

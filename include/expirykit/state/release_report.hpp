@@ -18,7 +18,7 @@
 //   encoding    after the sequence, OBJECT ENCODING differs
 //   counter     after the sequence, an INFO counter differs
 //   crash       the new release died (triaged: triage/crash_triage.hpp)
-//   fixed       a known issue of the previous line no longer shows (server/known_issues.hpp)
+//   fixed       a known issue of the previous line no longer shows (known_issues/table.hpp)
 // A command the previous release itself answers against its model is a gap of the model, listed
 // apart ("previous release disagrees with its own model"). After the first change in a sequence
 // the new release's model no longer holds its data, so the sequence stops there; more sequences
@@ -218,7 +218,7 @@ inline std::string release_report(const ReleaseComparison& all, const std::strin
     }
   }
   if (!all.known_issues.empty()) {
-    os << "\n## Known issues met on " << to << " (server/known_issues.hpp)\n\n";
+    os << "\n## Known issues met on " << to << " (known_issues/table.hpp)\n\n";
     for (const auto& [id, n] : all.known_issues) os << "- " << id << ": " << n << " commands\n";
   }
   if (!all.model_gaps.empty()) {

@@ -1,12 +1,12 @@
 // expirykit/state/replica_triggers.hpp: the commands that, on a server a known issue covers,
-// leave a replica's copy of a key different from the primary's (rows of server/known_issues.hpp,
+// leave a replica's copy of a key different from the primary's (rows of known_issues/table.hpp,
 // established by suites/durability/replica.cpp). Read by the durability property
 // (property/durable_sequence.hpp: those keys are left out of the replica comparison) and by the
 // cluster twin (state/cluster_twin.hpp: after a failover the model re-reads them from the
 // promoted replica).
 //
 //   for (const auto& t : state::detail::replica_triggers())
-//     if (auto* k = server::find_known_issue(t.id); k && k->covers(id))
+//     if (auto* k = known_issues::find(t.id); k && k->covers(id))
 //       for (const auto& key : t.fires(model_before, argv, now_ms)) excused.insert(key);
 #pragma once
 
@@ -74,7 +74,7 @@ inline bool hsetex_over_all_expired(const model::Keyspace& ks, const Argv& a, in
   return true;
 }
 
-/// The triggers of the known primary/replica divergences (rows of server/known_issues.hpp,
+/// The triggers of the known primary/replica divergences (rows of known_issues/table.hpp,
 /// established by suites/durability/replica.cpp).
 inline const std::vector<ReplicaTrigger>& replica_triggers() {
   static const std::vector<ReplicaTrigger> t = {

@@ -56,7 +56,7 @@ inline bool replies_match(const Argv& argv, const Reply& model, const Reply& ser
   return near(model, server);
 }
 
-/// The known server issue (server/known_issues.hpp id) that makes `argv`'s keyspace
+/// The known server issue (known_issues/table.hpp id) that makes `argv`'s keyspace
 /// notifications differ from the model's, or "" (the id's row says which servers it covers).
 inline std::string events_known_issue(const Argv& argv) {
   if (argv.size() > 2 && model::upper(argv[0]) == "HSETEX") {

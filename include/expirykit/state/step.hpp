@@ -35,7 +35,7 @@ struct Step {
   std::optional<model::Invalidations> server_invalidations;  ///< what was sent (observe_tracking)
   std::string tracking_diff;                       ///< "" when they agree
   /// Set when the step met a known issue of the server under test (Twin::Options::server;
-  /// server/known_issues.hpp id): its events differ as the row says, or the model replayed the
+  /// known_issues/table.hpp id): its events differ as the row says, or the model replayed the
   /// row's defect to agree with the server (state/known_divergence.hpp). The step counts as ok.
   std::string known_issue;
   /// Set when the server, covered by this known issue, behaved as specified where the issue's
@@ -49,9 +49,9 @@ struct Step {
        << "\n  model:  " << (unmodelled.empty() ? indent(model.to_string()) : "(unmodelled: " + unmodelled + ")")
        << "\n  at server time [" << before_ms << ", " << after_ms << "] ms";
     if (!known_issue.empty() && events_diff.empty())
-      os << "\n  KNOWN ISSUE " << known_issue << " (server/known_issues.hpp): the model replayed its defect";
+      os << "\n  KNOWN ISSUE " << known_issue << " (known_issues/table.hpp): the model replayed its defect";
     if (!fixed_issue.empty())
-      os << "\n  FIXED " << fixed_issue << " (server/known_issues.hpp): the server behaved as specified";
+      os << "\n  FIXED " << fixed_issue << " (known_issues/table.hpp): the server behaved as specified";
     if (server_events) {
       os << "\n  events: server " << model::to_string(server_events->keyevent) << ", model "
          << model::to_string(model_events);

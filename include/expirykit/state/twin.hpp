@@ -57,7 +57,7 @@
 #include <expirykit/observe/counters.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/clock.hpp>
-#include <expirykit/server/known_issues.hpp>
+#include <expirykit/known_issues/table.hpp>
 #include <expirykit/state/adopt.hpp>
 #include <expirykit/state/coverage.hpp>
 #include <expirykit/state/history.hpp>
@@ -381,11 +381,11 @@ class Twin {
   /// (state/detail/send.hpp). Throws std::runtime_error if the server refuses.
   void load_sequence_function() { detail::ensure_sequence_function(side()); }
 
-  /// The crash row (server/known_issues.hpp, KnownIssue::crashes) that says `argv` would crash
+  /// The crash row (known_issues/table.hpp, KnownIssue::crashes) that says `argv` would crash
   /// the server under test (Options::server) or one of Options::crash_servers, given the model's
   /// state: run() then records the step under that row without sending it, model unchanged.
   /// nullptr when none does (state/known_divergence.hpp, crash_row()).
-  const server::KnownIssue* crashing(const Argv& argv) const {
+  const known_issues::KnownIssue* crashing(const Argv& argv) const {
     return crash_row(opt_.server, opt_.crash_servers, ks_, argv, history_.empty() ? 0 : history_.back().after_ms);
   }
 

@@ -30,7 +30,7 @@ struct TwinOptions {
   std::function<void(const resp::Argv&, model::Invalidations&)> mutate_model_invalidations;
   /// Test hook: applied to the model's events of every command before comparing.
   std::function<void(const resp::Argv&, std::vector<model::Event>&)> mutate_model_events;
-  /// The server under test: a divergence it has as a known issue (server/known_issues.hpp)
+  /// The server under test: a divergence it has as a known issue (known_issues/table.hpp)
   /// is excused and named in Step::known_issue instead of failing. Empty: nothing excused.
   std::optional<server::Identity> server;
   /// More servers whose crash rows (KnownIssue::crashes) hold a command back: the replicas of a

@@ -1,4 +1,4 @@
-// expirykit/triage/replay.hpp: a known issue's replay script (server/known_issues.hpp
+// expirykit/triage/replay.hpp: a known issue's replay script (known_issues/table.hpp
 // KnownIssue::replay) as steps a program can run.
 //
 //   for (const auto& st : triage::replay_steps(row.replay)) ...
