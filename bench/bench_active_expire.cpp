@@ -12,6 +12,8 @@
 
 using namespace ekb;
 
+namespace ekb::bench_active_expire {
+
 namespace {
 struct Sample {
   double t_s;                ///< seconds since T0 (server clock)
@@ -21,7 +23,8 @@ struct Sample {
 };
 }  // namespace
 
-int main(int argc, char** argv) {
+/// The program bench_active_expire (bench/main.cpp runs it by the name it was called with).
+int run(int argc, char** argv) {
   Common c;
   std::uint64_t fields = 1000000, keys = 100, window_ms = 10000, batch = 100;
   std::string modes = "instant,spread";
@@ -166,3 +169,5 @@ int main(int argc, char** argv) {
     return 0;
   });
 }
+
+}  // namespace ekb::bench_active_expire

@@ -17,6 +17,8 @@
 
 using namespace ekb;
 
+namespace ekb::bench_bulk_load {
+
 namespace {
 void put_bulk(std::string& out, std::string_view s) {
   char n[24];
@@ -443,7 +445,8 @@ int run_cluster(const Run& R) {
 }
 }  // namespace
 
-int main(int argc, char** argv) {
+/// The program bench_bulk_load (bench/main.cpp runs it by the name it was called with).
+int run(int argc, char** argv) {
   Run R;
   Common& c = R.c;
   c.threads = 1;
@@ -499,3 +502,5 @@ int main(int argc, char** argv) {
     return R.primaries ? run_cluster(R) : run_single(R);
   });
 }
+
+}  // namespace ekb::bench_bulk_load

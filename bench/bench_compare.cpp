@@ -9,6 +9,8 @@
 
 using namespace ekb;
 
+namespace ekb::bench_compare {
+
 namespace {
 double children_cpu() {
   rusage u{};
@@ -23,7 +25,8 @@ struct Case {
 };
 }  // namespace
 
-int main(int argc, char** argv) {
+/// The program bench_compare (bench/main.cpp runs it by the name it was called with).
+int run(int argc, char** argv) {
   Common c;
   c.connections = 50;
   c.requests = 500000;
@@ -144,3 +147,5 @@ int main(int argc, char** argv) {
     return 0;
   });
 }
+
+}  // namespace ekb::bench_compare

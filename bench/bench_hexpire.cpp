@@ -5,7 +5,10 @@
 
 using namespace ekb;
 
-int main(int argc, char** argv) {
+namespace ekb::bench_hexpire {
+
+/// The program bench_hexpire (bench/main.cpp runs it by the name it was called with).
+int run(int argc, char** argv) {
   Common c;
   std::uint64_t fields = 5000;
   Cli cli("bench_hexpire",
@@ -58,3 +61,5 @@ int main(int argc, char** argv) {
     return 0;
   });
 }
+
+}  // namespace ekb::bench_hexpire

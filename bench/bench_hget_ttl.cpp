@@ -6,7 +6,10 @@
 
 using namespace ekb;
 
-int main(int argc, char** argv) {
+namespace ekb::bench_hget_ttl {
+
+/// The program bench_hget_ttl (bench/main.cpp runs it by the name it was called with).
+int run(int argc, char** argv) {
   Common c;
   c.repeat = 6;
   std::uint64_t fields = 5000;
@@ -78,3 +81,5 @@ int main(int argc, char** argv) {
     return 0;
   });
 }
+
+}  // namespace ekb::bench_hget_ttl

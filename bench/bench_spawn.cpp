@@ -18,6 +18,8 @@
 #include <expirykit/process/server.hpp>
 
 extern char** environ;
+
+namespace ekb::bench_spawn {
 using clk = std::chrono::steady_clock;
 namespace fs = std::filesystem;
 
@@ -52,7 +54,8 @@ static double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
-int main(int argc, char** argv) {
+/// The program bench_spawn (bench/main.cpp runs it by the name it was called with).
+int run(int argc, char** argv) {
   int runs = 20;
   fs::path binary;
   for (int i = 1; i < argc; ++i) {
@@ -115,4 +118,7 @@ int main(int argc, char** argv) {
               *std::min_element(kit.begin(), kit.end()), *std::max_element(kit.begin(), kit.end()));
   std::printf("bare spawn + %s ping loop:  median %.1f ms (min %.1f, max %.1f)\n", (ver.flavor + "-cli").c_str(),
               median(bare), *std::min_element(bare.begin(), bare.end()), *std::max_element(bare.begin(), bare.end()));
+  return 0;
 }
+
+}  // namespace ekb::bench_spawn

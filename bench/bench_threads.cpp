@@ -5,7 +5,10 @@
 
 using namespace ekb;
 
-int main(int argc, char** argv) {
+namespace ekb::bench_threads {
+
+/// The program bench_threads (bench/main.cpp runs it by the name it was called with).
+int run(int argc, char** argv) {
   Common c;
   c.threads = 10;
   c.connections = 1;
@@ -73,3 +76,5 @@ int main(int argc, char** argv) {
     return 0;
   });
 }
+
+}  // namespace ekb::bench_threads

@@ -6,7 +6,10 @@
 
 using namespace ekb;
 
-int main(int argc, char** argv) {
+namespace ekb::bench_writes {
+
+/// The program bench_writes (bench/main.cpp runs it by the name it was called with).
+int run(int argc, char** argv) {
   Common c;
   std::uint64_t keys = 100000;
   unsigned value_size = 35;
@@ -71,3 +74,5 @@ int main(int argc, char** argv) {
     return 0;
   });
 }
+
+}  // namespace ekb::bench_writes

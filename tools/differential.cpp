@@ -22,6 +22,8 @@
 
 using namespace expirykit;
 
+namespace expirykit_tools::differential {
+
 namespace {
 
 const char* kUsage =
@@ -38,7 +40,8 @@ std::filesystem::path binary_of(const std::string& s) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+/// The program expirykit_differential (tools/main.cpp runs it by the name it was called with).
+int run(int argc, char** argv) {
   std::string a, b, out;
   long sequences = 50;
   std::optional<std::uint64_t> seed;
@@ -130,3 +133,5 @@ int main(int argc, char** argv) {
     return 2;
   }
 }
+
+}  // namespace expirykit_tools::differential

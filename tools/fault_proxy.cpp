@@ -17,6 +17,8 @@
 #include <expirykit/fault/faults.hpp>
 #include <expirykit/fault/proxy.hpp>
 
+namespace expirykit_tools::fault_proxy {
+
 namespace {
 
 const char* kUsage =
@@ -42,7 +44,8 @@ bool parse_port(const std::string& s, int& out, int lo) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+/// The program expirykit_fault_proxy (tools/main.cpp runs it by the name it was called with).
+int run(int argc, char** argv) {
   namespace fault = expirykit::fault;
   std::string upstream, fault_id;
   int listen_port = 0;
@@ -98,3 +101,5 @@ int main(int argc, char** argv) {
   }
   return 0;
 }
+
+}  // namespace expirykit_tools::fault_proxy

@@ -28,6 +28,8 @@
 
 using namespace expirykit;
 
+namespace expirykit_tools::release_report {
+
 namespace {
 
 const char* kUsage =
@@ -70,7 +72,8 @@ struct Side {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+/// The program expirykit_release_report (tools/main.cpp runs it by the name it was called with).
+int run(int argc, char** argv) {
   std::string from, to, out, summary, dialect_of;
   long sequences = 200;
   std::optional<std::uint64_t> seed;
@@ -194,3 +197,5 @@ int main(int argc, char** argv) {
     return 2;
   }
 }
+
+}  // namespace expirykit_tools::release_report

@@ -39,6 +39,8 @@
 #include <expirykit/triage/replay.hpp>
 
 using namespace expirykit;
+
+namespace expirykit_tools::report {
 using resp::Argv;
 using resp::Reply;
 
@@ -230,7 +232,8 @@ std::string tcl_test(const known_issues::KnownIssue& k, const Parts& parts, cons
 
 }  // namespace
 
-int main(int argc, char** argv) {
+/// The program expirykit_report (tools/main.cpp runs it by the name it was called with).
+int run(int argc, char** argv) {
   std::string id, out;
   bool list = false;
   for (int i = 1; i < argc; ++i) {
@@ -307,3 +310,5 @@ int main(int argc, char** argv) {
     return 2;
   }
 }
+
+}  // namespace expirykit_tools::report
