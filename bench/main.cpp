@@ -19,6 +19,7 @@ EKB_PROGRAM(bench_threads)
 EKB_PROGRAM(bench_active_expire)
 EKB_PROGRAM(bench_bulk_load)
 EKB_PROGRAM(bench_spawn)
+EKB_PROGRAM(bench_checker)
 #undef EKB_PROGRAM
 }  // namespace ekb
 
@@ -37,6 +38,7 @@ const Program programs[] = {
     {"bench_active_expire", ekb::bench_active_expire::run, "the cost of active expiry"},
     {"bench_bulk_load", ekb::bench_bulk_load::run, "bulk load of the '1.25 billion values' layout, scaled"},
     {"bench_spawn", ekb::bench_spawn::run, "process::Server start to PONG vs a bare spawn"},
+    {"bench_checker", ekb::bench_checker::run, "model-checked commands per second vs raw round trips (issue 21)"},
 };
 
 const Program* find(const char* name) {
