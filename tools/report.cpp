@@ -62,6 +62,35 @@ std::string oneline(const Reply& r) {
   return t;
 }
 
+/// HRANDFIELD or HSCAN: the server chooses the reply, and the model's reply is the live fields
+/// the rules choose from (model/cmd/random_read_commands.hpp), not a reply.
+bool server_chooses(const Argv& a) {
+  return !a.empty() && (model::upper(a[0]) == "HRANDFIELD" || model::upper(a[0]) == "HSCAN");
+}
+
+/// What the specification says `a` answers, given the model's reply `m`, for people.
+std::string specified_text(const Argv& a, const Reply& m) {
+  if (!server_chooses(a) || m.is_error()) return "`" + oneline(m) + "`";
+  return "a reply the documented rules allow, chosen from the live fields and values `" + oneline(m) +
+         "` (HRANDFIELD: a live field without a count, min(count, live) distinct ones for a positive count, -count "
+         "ones for a negative count; model/cmd/random_read_commands.hpp)";
+}
+
+/// For a HRANDFIELD with a count: how many elements the specified reply holds (fields, or fields
+/// and values under WITHVALUES), given the model's live (field, value) pairs `m`; nullopt otherwise.
+std::optional<long long> specified_length(const Argv& a, const Reply& m) {
+  if (a.size() < 3 || model::upper(a[0]) != "HRANDFIELD" || !m.is_array()) return std::nullopt;
+  long long n = 0;
+  try {
+    n = std::stoll(a[2]);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  const long long live = static_cast<long long>(m.size() / 2), step = a.size() == 4 ? 2 : 1;
+  if (live == 0) return 0;
+  return (n >= 0 ? std::min(n, live) : -n) * step;
+}
+
 /// The replay's lines up to the first comment that starts another part, and the replica part.
 struct Parts {
   triage::ReplaySteps primary;
@@ -123,7 +152,8 @@ Outcome check_on(const known_issues::KnownIssue& k, const std::string& line, con
         diverged = true;
         o.failing = st.argv;
         o.specified = s.model;
-        o.evidence = resp::cli_line(st.argv) + " answered " + oneline(s.server) + ", specified " + oneline(s.model);
+        o.evidence = resp::cli_line(st.argv) + " answered " + oneline(s.server) + ", specified " +
+                     specified_text(st.argv, s.model);
       }
     }
   } catch (const resp::ConnectionError&) {
@@ -201,6 +231,10 @@ std::string tcl_test(const known_issues::KnownIssue& k, const Parts& parts, cons
       if (!crash && rep && rep->failing && *rep->failing == st.argv && rep->specified) {
         if (rep->specified->is_error())
           t << "        assert_error {" << rep->specified->str() << "*} {r" << args(st.argv) << "}\n";
+        else if (const auto len = specified_length(st.argv, *rep->specified))
+          t << "        assert_equal " << *len << " [llength [r" << args(st.argv) << "]]\n";
+        else if (server_chooses(st.argv))
+          t << "        assert_not_equal {} [r" << args(st.argv) << "]\n";
         else
           t << "        assert_equal " << tcl_value(*rep->specified) << " [r" << args(st.argv) << "]\n";
       }
@@ -291,8 +325,8 @@ int run(int argc, char** argv) {
     for (const auto& o : outs)
       if (o.verdict == "reproduces") rep = &o;
     if (rep && rep->specified)
-      r << "`" << resp::cli_line(*rep->failing) << "` answers `" << oneline(*rep->specified)
-        << "`: the specification as the documentation and the fixed behaviour state it (expirykit's model, "
+      r << "`" << resp::cli_line(*rep->failing) << "` answers " << specified_text(*rep->failing, *rep->specified)
+        << ": the specification as the documentation and the fixed behaviour state it (expirykit's model, "
            "model/ and docs/semantics/).\n\n";
     else if (k->crashes || (rep && rep->evidence.rfind("the server crashed", 0) == 0))
       r << "The server answers every command (an error at worst) and keeps running.\n\n";

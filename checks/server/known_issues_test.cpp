@@ -98,7 +98,7 @@ TEST_CASE("The rows state::Twin recognises per step, by server and command", "[s
   };
   CHECK(ids(id(Flavor::valkey, 9, 1, 2)) ==
         std::set<std::string>{"valkey-copy-skips-expired-fields", "valkey-fields-keyword-scan-includes-key",
-                              "valkey-hsetex-flag-named-key"});
+                              "valkey-hrandfield-short", "valkey-hsetex-flag-named-key"});
   CHECK(ids(id(Flavor::valkey, 9, 0, 3)) ==
         std::set<std::string>{"valkey-fields-token-unchecked"});  // the 9.1.2 rows start at 9.1.2
   CHECK(ids(id(Flavor::redis, 8, 0, 6)) ==
@@ -126,4 +126,38 @@ TEST_CASE("The rows state::Twin recognises per step, by server and command", "[s
   CHECK(f.matches(d));
   d.tracking_diff.clear();
   CHECK_FALSE(f.matches(d));  // nothing differs
+}
+
+TEST_CASE("valkey-hrandfield-short: a short but otherwise valid HRANDFIELD reply is the row, nothing else is",
+          "[server][known-issues]") {
+  using expirykit::resp::Reply;
+  const KnownIssue& k = *known_issues::find("valkey-hrandfield-short");
+  REQUIRE(k.matches);
+  // The model's candidates: the live fields a and b (pairs of field and value).
+  const Reply live = Reply::array({Reply::string("a"), Reply::string("1"), Reply::string("b"), Reply::string("2")});
+  auto div = [&](expirykit::resp::Argv argv, Reply server) { return Divergence{std::move(argv), {}, live, std::move(server), "", ""}; };
+  auto strs = [](std::vector<std::string> v) {
+    std::vector<Reply> r;
+    for (auto& x : v) r.push_back(Reply::string(x));
+    return Reply::array(std::move(r));
+  };
+  // Short replies (live 9.1.2 on a hash of 98 expired and 2 live fields).
+  CHECK(k.matches(div({"HRANDFIELD", "h", "2"}, strs({"a"}))));
+  CHECK(k.matches(div({"HRANDFIELD", "h", "2"}, Reply::array({}))));
+  CHECK(k.matches(div({"HRANDFIELD", "h", "5"}, strs({"b"}))));                          // min(5, 2 live) = 2
+  CHECK(k.matches(div({"HRANDFIELD", "h", "-5"}, strs({"a", "a", "b"}))));               // repeats allowed
+  CHECK(k.matches(div({"hrandfield", "h", "2", "withvalues"}, strs({"b", "2"}))));
+  CHECK(k.matches(div({"HRANDFIELD", "h"}, Reply::nil())));
+  // Not short, or not otherwise valid: another divergence, which must fail.
+  CHECK_FALSE(k.matches(div({"HRANDFIELD", "h", "2"}, strs({"a", "b"}))));               // the specified reply
+  CHECK_FALSE(k.matches(div({"HRANDFIELD", "h", "5"}, strs({"a", "a"}))));               // a repeat
+  CHECK_FALSE(k.matches(div({"HRANDFIELD", "h", "2"}, strs({"x"}))));                    // not a live field
+  CHECK_FALSE(k.matches(div({"HRANDFIELD", "h", "2", "WITHVALUES"}, strs({"b", "9"}))));  // wrong value
+  CHECK_FALSE(k.matches(div({"HRANDFIELD", "h", "-3"}, strs({"a", "b", "a", "b"}))));    // too many
+  CHECK_FALSE(k.matches(div({"HRANDFIELD", "h"}, Reply::string("x"))));
+  CHECK_FALSE(k.matches(div({"HRANDFIELD", "h", "2"}, Reply::error("ERR x"))));
+  Divergence none{{"HRANDFIELD", "h", "2"}, {}, Reply::array({}), Reply::array({}), "", ""};
+  CHECK_FALSE(k.matches(none));  // no live field: nothing is short
+  Divergence in_tx{{"EXEC"}, {{"HRANDFIELD", "h", "2"}}, live, strs({"a"}), "", ""};
+  CHECK_FALSE(k.matches(in_tx));
 }

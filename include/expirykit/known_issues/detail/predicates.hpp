@@ -3,10 +3,11 @@
 // (KnownIssue::crashes) and which divergences are a row's (KnownIssue::matches).
 //
 // Each is the behaviour checked live on the release its row names (Redis 8.6.3 for the two crash
-// predicates, Valkey 9.1.2 for the flag-named HSETEX key); the arguments are read as the servers
-// read them (whole decimal integers, case-insensitive tokens).
+// predicates, Valkey 9.1.2 for the flag-named HSETEX key and the short HRANDFIELD reply); the
+// arguments are read as the servers read them (whole decimal integers, case-insensitive tokens).
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -15,6 +16,8 @@
 #include <string>
 #include <string_view>
 
+#include <expirykit/known_issues/known_issue.hpp>
+#include <expirykit/model/canonical.hpp>
 #include <expirykit/model/keyspace.hpp>
 #include <expirykit/resp/reply.hpp>
 
@@ -97,6 +100,31 @@ inline bool is_flag_named_hsetex(const resp::Argv& a) {
   for (auto* s : {&c, &k})
     for (auto& ch : *s) ch = (ch >= 'a' && ch <= 'z') ? char(ch - 'a' + 'A') : ch;
   return c == "HSETEX" && (k == "NX" || k == "XX" || k == "FNX" || k == "FXX");
+}
+/// HRANDFIELD answering fewer fields than specified (model/cmd/random_read_commands.hpp) but
+/// otherwise as specified: nil without a count while the model holds live fields; with a count,
+/// an array that model::allowed_random_reply() accepts for the count it actually holds (distinct
+/// live fields for a positive count, live fields with repeats for a negative one, each value
+/// right under WITHVALUES) and that is shorter than the specified min(count, live) / -count. The
+/// valkey-hrandfield-short row (live 9.1.2). A command of a transaction or script: not this.
+inline bool hrandfield_short_reply(const Divergence& d) {
+  const resp::Argv& a = d.argv;
+  if (!d.batch.empty() || a.size() < 2 || a.size() > 4 || !iequal(a[0], "HRANDFIELD")) return false;
+  if (!d.model.is_array() || d.model.size() == 0) return false;  // the model holds no live field
+  const std::size_t live = d.model.size() / 2;
+  if (a.size() == 2) return d.server.is_nil();
+  long long n = 0;
+  if (!whole_number(a[2], n) || n == 0 || !d.server.is_array()) return false;
+  const bool withvalues = a.size() == 4;
+  if (withvalues && !iequal(a[3], "WITHVALUES")) return false;
+  const std::size_t step = withvalues ? 2 : 1;
+  if (d.server.size() % step) return false;
+  const std::size_t got = d.server.size() / step;
+  const std::size_t specified = n > 0 ? std::min(static_cast<std::size_t>(n), live) : static_cast<std::size_t>(-n);
+  if (got >= specified) return false;
+  resp::Argv as_got = a;
+  as_got[2] = (n > 0 ? "" : "-") + std::to_string(got);
+  return got == 0 ? d.server.size() == 0 : model::allowed_random_reply(as_got, d.model, d.server);
 }
 }  // namespace detail
 
