@@ -20,24 +20,24 @@
 // a crash fails that test with the crash report and the next test gets a new cluster.
 // External mode: EXPIRYKIT_CLUSTER_SEED=host:port names a running cluster instead; client() and
 // twin() use it (flushing its primaries!), and cluster() SKIPs, so tests that reshard or fail
-// over through process::Cluster are skipped there.
+// over through process::Cluster are skipped there. The shape, the seed and whether the run is
+// external are process/under_test.hpp's choice (process::cluster_shape(), external_cluster(),
+// external_server()).
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>
 
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
 
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
-#include <expirykit/env.hpp>
 #include <expirykit/cluster/client.hpp>
 #include <expirykit/model/model.hpp>
 #include <expirykit/server/dialect_choice.hpp>
 #include <expirykit/process/cluster.hpp>
+#include <expirykit/process/under_test.hpp>
 #include <expirykit/server/identity.hpp>
 #include <expirykit/state/cluster_twin.hpp>
 
@@ -47,41 +47,6 @@ namespace detail {
 inline std::unique_ptr<process::Cluster>& shared_cluster_slot() {
   static std::unique_ptr<process::Cluster> cl;
   return cl;
-}
-/// EXPIRYKIT_CLUSTER_SHAPE ("3x1": 3 primaries, 1 replica each; digits only, 1-99 primaries,
-/// 0-9 replicas), default 3x1. Throws std::invalid_argument naming the variable on another form.
-inline process::ClusterOptions cluster_shape() {
-  process::ClusterOptions o;
-  o.primaries = 3;
-  o.replicas = 1;
-  if (const auto s = env::get("EXPIRYKIT_CLUSTER_SHAPE")) {
-    const auto x = s->find('x');
-    const auto digits = [](const std::string& t, std::size_t max_len) {
-      return !t.empty() && t.size() <= max_len && t.find_first_not_of("0123456789") == std::string::npos;
-    };
-    if (x == std::string::npos || !digits(s->substr(0, x), 2) || !digits(s->substr(x + 1), 1) ||
-        std::stoi(s->substr(0, x)) < 1)
-      throw std::invalid_argument("EXPIRYKIT_CLUSTER_SHAPE='" + *s +
-                                  "': expected <primaries>x<replicas per primary> with 1-99 primaries and 0-9 "
-                                  "replicas each, e.g. 3x1");
-    o.primaries = std::stoi(s->substr(0, x));
-    o.replicas = std::stoi(s->substr(x + 1));
-  }
-  return o;
-}
-/// EXPIRYKIT_CLUSTER_SEED split into host and port; nullopt when unset. When set, the
-/// EXPIRYKIT_SERVER_PASSWORD / EXPIRYKIT_SERVER_USER credentials become the fallback of every
-/// connection (its nodes: process::external_credentials()). Throws std::invalid_argument when it
-/// is not host:port, process::ServerError for a user without a password.
-inline std::optional<std::pair<std::string, int>> cluster_seed() {
-  const auto s = env::get("EXPIRYKIT_CLUSTER_SEED");
-  if (!s) return std::nullopt;
-  resp::set_fallback_credentials(process::external_credentials());
-  try {  // the one host:port parser (process/target.hpp), its error as this header documents it
-    return process::parse_address(*s, "EXPIRYKIT_CLUSTER_SEED");
-  } catch (const process::ServerError& e) {
-    throw std::invalid_argument(std::string(e.what()) + "; expected a node of a running cluster");
-  }
 }
 }  // namespace detail
 
@@ -110,7 +75,7 @@ class ClusterFixture {
     if (cl_) return *cl_;
     skip_if_external();
     auto& slot = detail::shared_cluster_slot();
-    if (!slot) slot = std::make_unique<process::Cluster>(detail::cluster_shape());
+    if (!slot) slot = std::make_unique<process::Cluster>(process::cluster_shape());
     cl_ = slot.get();
     cl_->wait_agreed();
     return *cl_;
@@ -118,8 +83,8 @@ class ClusterFixture {
   /// A cluster client for this test, every primary flushed (FLUSHALL SYNC) with active expiry on.
   cluster::Client& client() {
     if (client_) return *client_;
-    if (const auto seed = detail::cluster_seed()) {
-      client_ = std::make_unique<cluster::Client>(seed->first, seed->second);
+    if (const auto seed = process::external_cluster()) {
+      client_ = std::make_unique<cluster::Client>(seed->host, seed->port);
     } else {
       auto& cl = cluster();
       client_ = std::make_unique<cluster::Client>(cl.seed_host(), cl.seed_port());
@@ -167,16 +132,17 @@ class ClusterFixture {
     }
     return *twin_;
   }
-  /// A cluster of this test's own (another shape, config or binary). SKIPs in external mode.
-  std::unique_ptr<process::Cluster> fresh_cluster(process::ClusterOptions opts = detail::cluster_shape()) {
+  /// A cluster of this test's own (another shape, config or binary; default: the run's shape,
+  /// process::cluster_shape()). SKIPs in external mode.
+  std::unique_ptr<process::Cluster> fresh_cluster(process::ClusterOptions opts = process::cluster_shape()) {
     skip_if_external();
     return std::make_unique<process::Cluster>(std::move(opts));
   }
 
  private:
   static void skip_if_external() {
-    if (detail::cluster_seed()) SKIP("needs a cluster the kit spawns; EXPIRYKIT_CLUSTER_SEED names an external one");
-    if (process::external_address())
+    if (process::external_cluster()) SKIP("needs a cluster the kit spawns; EXPIRYKIT_CLUSTER_SEED names an external one");
+    if (process::external_server())
       SKIP("needs a cluster; EXPIRYKIT_SERVER_ADDR names one external server (set EXPIRYKIT_CLUSTER_SEED for an external cluster)");
   }
 

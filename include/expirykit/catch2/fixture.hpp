@@ -104,10 +104,11 @@ inline std::string node_trouble(process::Server& s) {
 }  // namespace detail
 
 /// The shared server of this test binary, started on first use. Throws process::ServerError
-/// when it cannot be set up (a bad EXPIRYKIT_* setting, an unreachable external address, a
-/// server that does not start): the first test that asks gets the full error, every later test
-/// of the binary a one-line error that points to it, without trying again (issue 23: the same
-/// long message once per test said nothing new and a spawn attempt cost seconds each time).
+/// (std::invalid_argument for a bad EXPIRYKIT_* value, config.hpp) when it cannot be set up (an
+/// unreachable external address, a server that does not start): the first test that asks gets
+/// the full error, every later test of the binary a one-line error that points to it, without
+/// trying again (issue 23: the same long message once per test said nothing new and a spawn
+/// attempt cost seconds each time).
 inline process::Target& shared_target() {
   auto& t = detail::shared_target_slot();
   static std::string setup_error;  // the first line of the first set-up failure

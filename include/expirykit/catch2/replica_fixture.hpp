@@ -15,6 +15,7 @@
 // In external mode (EXPIRYKIT_SERVER_ADDR) every test SKIPs: the kit cannot attach a replica
 // to a server it does not own. After each test the fixture checks that both nodes still answer
 // PING; a crash fails that test with the crash report and the next test gets a new pair.
+// Whether the run is external is process/under_test.hpp's choice.
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>
@@ -30,6 +31,7 @@
 #include <expirykit/model/model.hpp>
 #include <expirykit/server/dialect_choice.hpp>
 #include <expirykit/process/replica_set.hpp>
+#include <expirykit/process/under_test.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/identity.hpp>
 #include <expirykit/state/snapshot.hpp>
@@ -149,7 +151,7 @@ class ReplicaFixture {
 
  private:
   static void skip_if_external() {
-    if (process::external_address())
+    if (process::external_server())
       SKIP("needs a primary and a replica the kit spawns; EXPIRYKIT_SERVER_ADDR is set (external server)");
   }
 
