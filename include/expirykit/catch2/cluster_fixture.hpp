@@ -22,20 +22,21 @@
 // twin() use it (flushing its primaries!), and cluster() SKIPs, so tests that reshard or fail
 // over through process::Cluster are skipped there. The shape, the seed and whether the run is
 // external are process/under_test.hpp's choice (process::cluster_shape(), external_cluster(),
-// external_server()).
+// external_server()); identity(), require_field_ttl() and the other capability checks come from
+// FixtureBase (catch2/fixture_base.hpp).
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>
 
 #include <memory>
-#include <optional>
 #include <string>
+#include <utility>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/catch2/fixture_base.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/cluster/client.hpp>
 #include <expirykit/model/model.hpp>
-#include <expirykit/server/dialect_choice.hpp>
 #include <expirykit/process/cluster.hpp>
 #include <expirykit/process/under_test.hpp>
 #include <expirykit/server/identity.hpp>
@@ -50,23 +51,17 @@ inline std::unique_ptr<process::Cluster>& shared_cluster_slot() {
 }
 }  // namespace detail
 
-class ClusterFixture {
+class ClusterFixture : public FixtureBase {
  public:
   ClusterFixture() = default;
   ClusterFixture(const ClusterFixture&) = delete;
   ClusterFixture& operator=(const ClusterFixture&) = delete;
   /// Fails the test (without throwing) if a node of the shared cluster died or hangs; the next
   /// test then gets a new cluster.
-  ~ClusterFixture() {
+  ~ClusterFixture() override {
     auto& slot = detail::shared_cluster_slot();
     if (!cl_ || cl_ != slot.get()) return;
-    for (process::Server* s : slot->nodes()) {
-      const std::string why = detail::node_trouble(*s);
-      if (why.empty()) continue;
-      FAIL_CHECK("cluster node " << s->address() << " " << why);
-      slot.reset();
-      return;
-    }
+    if (!nodes_answer(slot->nodes(), [](process::Server& s) { return "cluster node " + s.address(); })) slot.reset();
   }
 
  protected:
@@ -89,46 +84,26 @@ class ClusterFixture {
       auto& cl = cluster();
       client_ = std::make_unique<cluster::Client>(cl.seed_host(), cl.seed_port());
     }
-    for (const auto& a : client_->primaries()) {
-      auto& n = client_->connection(a);
-      const auto r = n("FLUSHALL", "SYNC");
-      if (r.is_error()) FAIL("FLUSHALL SYNC on the primary " << a << " failed: " << r);
-      n("DEBUG", "SET-ACTIVE-EXPIRE", "1");
-    }
+    for (const auto& a : client_->primaries()) reset_node(client_->connection(a), "the primary " + a);
     return *client_;
   }
-  /// Flavor, version and capabilities of the first primary.
-  const server::Identity& identity() {
-    if (!identity_) {
-      identity_ = server::Identity::probe(client().connection(client().primaries().front()));
-      detail::last_server_identity() = identity_->to_string();
-    }
-    return *identity_;
-  }
-  /// SKIPs on a server without hash field TTLs ("not supported by valkey 8.0.1: ..."), as
-  /// ServerFixture::require_field_ttl() does.
-  void require_field_ttl() {
-    if (!identity().caps.field_ttl())
-      skip(Verdict::not_supported, "not supported by " + identity().to_string() + ": hash field TTLs (HEXPIRE)");
+  /// Flavor, version and capabilities of the first primary (probed once per test).
+  const server::Identity& identity() override {
+    return probe_identity(client().connection(client().primaries().front()));
   }
   /// SKIPs on a server without atomic slot migration (CLUSTER MIGRATESLOTS: Valkey 9.0+,
   /// valkey.io/commands/cluster-migrateslots).
   void require_atomic_slot_migration() {
     const auto& id = identity();
-    if (!(id.flavor == server::Flavor::valkey && id.version.major >= 9))
-      skip(Verdict::not_supported,
-           "not supported by " + id.to_string() + ": atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0+)");
+    require(id.flavor == server::Flavor::valkey && id.version.major >= 9,
+            "atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0+)");
   }
-  /// The model twin of the cluster (state::ClusterTwin over client()). SKIPs on a server
-  /// without a model dialect.
+  /// The model twin of the cluster (state::ClusterTwin over client(); known issues of this server
+  /// excused and named). SKIPs on a server without a model dialect.
   state::ClusterTwin& twin() {
     if (!twin_) {
-      const auto& id = identity();
-      auto d = server::dialect_for(id);
-      if (!d) skip(Verdict::not_supported, "not supported by " + id.to_string() + ": no model dialect (no hash field TTLs)");
-      state::Twin::Options o;
-      o.server = id;  // known issues of this server are excused and named
-      twin_ = std::make_unique<state::ClusterTwin>(client(), *d, o);
+      auto d = require_dialect();
+      twin_ = std::make_unique<state::ClusterTwin>(client(), std::move(d), twin_options());
     }
     return *twin_;
   }
@@ -148,7 +123,6 @@ class ClusterFixture {
 
   process::Cluster* cl_ = nullptr;
   std::unique_ptr<cluster::Client> client_;
-  std::optional<server::Identity> identity_;
   std::unique_ptr<state::ClusterTwin> twin_;
 };
 
