@@ -12,6 +12,7 @@
 
 #include <expirykit/cluster/slot.hpp>
 #include <expirykit/process/cluster.hpp>
+#include <expirykit/process/under_test.hpp>
 
 #include "common.hpp"
 
@@ -185,7 +186,7 @@ int run_cluster(const Run& R) {
   const Common& c = R.c;
   const Layout& L = R.L;
   const std::uint64_t hashes = L.hashes, fields = L.fields, per_command = L.per_command, values = L.values();
-  if (const char* a = std::getenv("EXPIRYKIT_SERVER_ADDR"); a && *a)
+  if (ek::process::external_server())
     throw std::runtime_error("--cluster-primaries spawns its own nodes: unset EXPIRYKIT_SERVER_ADDR");
   if (hashes > 0xffffffffULL) throw std::runtime_error("--cluster-primaries: more than 2^32 hashes");
   const auto la0 = bench::LoadAvg::now();

@@ -79,6 +79,17 @@ TEST_CASE("A failed boolean check's verdict leads with the INFO in scope", "[cat
   CHECK_THAT(r.verdicts[0], ContainsSubstring("\tFAIL\tHTTL h FIELDS 1 a -> server [5], model [4]\\nCHECK( agree ) with false"));
 }
 
+TEST_CASE("A bad EXPIRYKIT_* value fails each test naming it, and the verdict lines are still written", "[catch2]") {
+  ekcheck::ScopedEnv bad("EXPIRYKIT_KEEP_DIRS", "yes");
+  auto r = run_probe({"probe: passes,probe: sees a clean server", "--order", "decl"});
+  INFO(r.out);
+  CHECK(r.code != 0);
+  REQUIRE(r.verdicts.size() == 2);
+  for (const auto& v : r.verdicts)
+    CHECK_THAT(v, ContainsSubstring("\tFAIL\t") && ContainsSubstring("EXPIRYKIT_KEEP_DIRS='yes' must be 1 or 0"));
+  CHECK_THAT(r.verdicts[1], ContainsSubstring("the shared server could not be set up, see the first failing test"));
+}
+
 TEST_CASE("A passing test gives a PASS verdict with the server's identity", "[catch2]") {
   auto r = run_probe({"probe: passes"});
   INFO(r.out);

@@ -12,6 +12,8 @@
 #include <expirykit/memory/matchers.hpp>
 #include <expirykit/process/temp_dir.hpp>
 
+#include "../common/env.hpp"
+
 using namespace expirykit;
 using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::StartsWith;
@@ -169,13 +171,17 @@ TEST_CASE("memory matcher: WithinBaseline accepts, rejects and composes", "[memo
 TEST_CASE("memory baseline: update mode records into the file on purpose", "[memory][baseline]") {
   process::TempDir dir;
   auto path = dir.path() / "valkey-9.1.json";
-  ::unsetenv("EXPIRYKIT_UPDATE_BASELINES");
-  CHECK_FALSE(memory::update_requested());
-  ::setenv("EXPIRYKIT_UPDATE_BASELINES", "1", 1);
-  CHECK(memory::update_requested());
-  memory::check_against_baseline(measurement("string-ex", {125.0}), path);  // records, WARNs
-  memory::check_against_baseline(measurement("hash1-plain", {110.7}), path);
-  ::unsetenv("EXPIRYKIT_UPDATE_BASELINES");
+  {
+    ekcheck::ScopedEnv off("EXPIRYKIT_UPDATE_BASELINES", nullptr);
+    CHECK_FALSE(memory::update_requested());
+  }
+  {
+    ekcheck::ScopedEnv on("EXPIRYKIT_UPDATE_BASELINES", "1");
+    CHECK(memory::update_requested());
+    memory::check_against_baseline(measurement("string-ex", {125.0}), path);  // records, WARNs
+    memory::check_against_baseline(measurement("hash1-plain", {110.7}), path);
+  }
+  ekcheck::ScopedEnv off("EXPIRYKIT_UPDATE_BASELINES", nullptr);
   auto b = memory::Baseline::load(path);
   CHECK(b.layouts.size() == 2);
   CHECK(b.layouts.at("string-ex").bytes_per_item == 125.0);
@@ -189,7 +195,7 @@ TEST_CASE("memory baseline: update mode records into the file on purpose", "[mem
 TEST_CASE("memory baseline: a line without its own file is gated against the newest older line of its flavor",
           "[memory][baseline]") {
   process::TempDir dir;
-  ::unsetenv("EXPIRYKIT_UPDATE_BASELINES");
+  ekcheck::ScopedEnv off("EXPIRYKIT_UPDATE_BASELINES", nullptr);
   for (const char* line : {"redis-7.0", "redis-8.0", "redis-9.0", "valkey-8.1"}) {
     auto b = baseline_with(measurement("string-ex", {125.0}));
     b.line = line;

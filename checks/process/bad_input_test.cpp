@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <stdexcept>
 #include <thread>
 
 #include <expirykit/process/server.hpp>
@@ -122,9 +123,13 @@ TEST_CASE("An unreachable external address is named, with what to do", "[process
     auto m = error_of([] { process::Target t; });
     CHECK_THAT(m, ContainsSubstring("EXPIRYKIT_SERVER_ADDR=127.0.0.1:1") && ContainsSubstring("refused"));
   }
+  // Not host:port: a configuration error (config.hpp: std::invalid_argument naming the variable
+  // and its value), thrown before anything is started.
   ekcheck::ScopedEnv addr("EXPIRYKIT_SERVER_ADDR", "no-port-here");
-  auto m2 = error_of([] { process::Target t; });
-  CHECK_THAT(m2, ContainsSubstring("not host:port"));
+  CHECK_THROWS_AS(process::Target(), std::invalid_argument);
+  CHECK_THROWS_WITH(process::Target(), ContainsSubstring("EXPIRYKIT_SERVER_ADDR='no-port-here' is not host:port") &&
+                                           ContainsSubstring("unset it to let the kit spawn one"));
+  CHECK(ekcheck::servers_of(::getpid()).empty());
 }
 
 TEST_CASE("An external address that answers something other than RESP is named as such", "[process][bad-input]") {
@@ -164,16 +169,12 @@ TEST_CASE("An external address that answers something other than RESP is named a
 
 TEST_CASE("EXPIRYKIT_SERVER naming a server that is not provisioned lists those that are and says how to provision one",
           "[process][bad-input]") {
-  const char* old = std::getenv("EXPIRYKIT_SERVER");
-  std::string saved = old ? old : "";
-  ::setenv("EXPIRYKIT_SERVER", "valkey-0.1", 1);
+  ekcheck::ScopedEnv server("EXPIRYKIT_SERVER", "valkey-0.1");
   auto m = error_of([] { process::Server s; });
   CHECK_THAT(m, ContainsSubstring("EXPIRYKIT_SERVER=valkey-0.1 names no provisioned server") &&
                     ContainsSubstring("(provisioned there: ") && ContainsSubstring("bash ci/provision-servers NAME"));
   // The default server is provisioned wherever these checks run (ci/test provisions it first).
   CHECK_THAT(m, ContainsSubstring(std::string(process::default_server_name)));
-  if (old) ::setenv("EXPIRYKIT_SERVER", saved.c_str(), 1);
-  else ::unsetenv("EXPIRYKIT_SERVER");
 }
 
 TEST_CASE("A missing seed file is named", "[process][bad-input][seed]") {

@@ -1,5 +1,7 @@
-// The kit's environment variables are parsed strictly (include/expirykit/env.hpp): a value that
-// does not parse is an error naming the variable; addresses take host:port and [v6]:port.
+// The kit's environment variables are parsed strictly (include/expirykit/config.hpp): a value that
+// does not parse is an error naming the variable; addresses take host:port and [v6]:port
+// (process/address.hpp); replay lines carry the server variables (env.hpp). config_test.cpp
+// checks the rest of the configuration.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -8,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include <expirykit/config.hpp>
 #include <expirykit/env.hpp>
 #include <expirykit/process/target.hpp>
 #include <expirykit/property/property.hpp>
@@ -55,16 +58,20 @@ TEST_CASE("EXPIRYKIT_PROP_SECONDS: non-negative seconds, overriding the scaled d
 }
 
 TEST_CASE("Flags (EXPIRYKIT_KEEP_DIRS, EXPIRYKIT_UPDATE_BASELINES) take 1 or 0 only", "[env]") {
+  using expirykit::config;
   {
-    ScopedEnv e("EXPIRYKIT_KEEP_DIRS", "1");
-    CHECK(env::flag("EXPIRYKIT_KEEP_DIRS"));
+    ScopedEnv e("EXPIRYKIT_KEEP_DIRS", "1"), u("EXPIRYKIT_UPDATE_BASELINES", "1");
+    CHECK(config().keep_dirs);
+    CHECK(config().update_baselines);
   }
   {
-    ScopedEnv e("EXPIRYKIT_KEEP_DIRS", "0");
-    CHECK_FALSE(env::flag("EXPIRYKIT_KEEP_DIRS"));
+    ScopedEnv e("EXPIRYKIT_KEEP_DIRS", "0"), u("EXPIRYKIT_UPDATE_BASELINES", "0");
+    CHECK_FALSE(config().keep_dirs);
+    CHECK_FALSE(config().update_baselines);
   }
   ScopedEnv e("EXPIRYKIT_KEEP_DIRS", "yes");
-  CHECK_THROWS_WITH(env::flag("EXPIRYKIT_KEEP_DIRS"), ContainsSubstring("EXPIRYKIT_KEEP_DIRS='yes' must be 1 or 0"));
+  CHECK_THROWS_AS(config(), std::invalid_argument);
+  CHECK_THROWS_WITH(config(), ContainsSubstring("EXPIRYKIT_KEEP_DIRS='yes' must be 1 or 0"));
 }
 
 TEST_CASE("Server addresses: host:port, [v6]:port; anything else names the variable", "[env]") {
@@ -82,7 +89,8 @@ TEST_CASE("Server addresses: host:port, [v6]:port; anything else names the varia
 TEST_CASE("Replay lines quote for the shell and select one Catch2 test", "[env]") {
   CHECK(env::shell_quote("a b") == "'a b'");
   CHECK(env::shell_quote("it's") == "'it'\\''s'");
-  ScopedEnv s("EXPIRYKIT_SERVER", "redis-8.0"), a("EXPIRYKIT_SERVER_ADDR", nullptr), d("EXPIRYKIT_SERVERS_DIR", nullptr);
+  ScopedEnv s("EXPIRYKIT_SERVER", "redis-8.0"), a("EXPIRYKIT_SERVER_ADDR", nullptr), d("EXPIRYKIT_SERVERS_DIR", nullptr),
+      sh("EXPIRYKIT_CLUSTER_SHAPE", nullptr), seed("EXPIRYKIT_CLUSTER_SEED", nullptr);
   CHECK(env::server_assignments() == "EXPIRYKIT_SERVER='redis-8.0' ");
   const std::string line = expirykit::property::replay_command(42, "a\\, b");
   CHECK_THAT(line, ContainsSubstring("RC_PARAMS=\"seed=42\"") && ContainsSubstring("EXPIRYKIT_PROP_SECONDS=0") &&

@@ -1,12 +1,13 @@
 // server::dialect_for / dialect_named / is_stand_in: which dialect a server line is checked
 // against, and EXPIRYKIT_DIALECT. Lines from the provisioned servers (ci/provision-servers) and
 // lines the kit has no dialect of (Redis 8.2, a future Redis 9.0).
-#include <cstdlib>
 #include <stdexcept>
 
 #include <catch2/catch_test_macros.hpp>
 
 #include <expirykit/server/dialect_choice.hpp>
+
+#include "../common/env.hpp"
 
 using expirykit::server::dialect_for;
 using expirykit::server::dialect_named;
@@ -24,13 +25,13 @@ Identity line(Flavor f, int major, int minor, bool ttl = true) {
   return id;
 }
 struct ForcedDialect {
-  explicit ForcedDialect(const char* name) { ::setenv("EXPIRYKIT_DIALECT", name, 1); }
-  ~ForcedDialect() { ::unsetenv("EXPIRYKIT_DIALECT"); }
+  explicit ForcedDialect(const char* name) : env("EXPIRYKIT_DIALECT", name) {}
+  ekcheck::ScopedEnv env;
 };
 }  // namespace
 
 TEST_CASE("Dialect choice: a line's own dialect, else the newest older one as a stand-in", "[server]") {
-  ::unsetenv("EXPIRYKIT_DIALECT");
+  ekcheck::ScopedEnv not_forced("EXPIRYKIT_DIALECT", nullptr);
   const auto r86 = line(Flavor::redis, 8, 6);
   REQUIRE(dialect_for(r86));
   CHECK(dialect_for(r86)->name == "redis-8.6");

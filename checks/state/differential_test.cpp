@@ -3,12 +3,12 @@
 // the two servers must be explained by the dialects.
 #include <catch2/catch_test_macros.hpp>
 
-#include <cstdlib>
 #include <memory>
 
 #include <expirykit/gen/commands.hpp>
 #include <expirykit/process/discovery.hpp>
 #include <expirykit/process/server.hpp>
+#include <expirykit/process/under_test.hpp>
 #include <expirykit/property/differential.hpp>
 #include <expirykit/property/property.hpp>
 
@@ -16,7 +16,7 @@ using expirykit::model::Dialect;
 using namespace expirykit;
 
 TEST_CASE("Differential: Valkey 9.1 vs Redis 8.0 divergences are explained by the dialects", "[state][differential]") {
-  if (const char* e = std::getenv("EXPIRYKIT_SERVER_ADDR"); e && *e) SKIP("spawns its own two servers; EXPIRYKIT_SERVER_ADDR is set");
+  if (process::external_server()) SKIP("spawns its own two servers; EXPIRYKIT_SERVER_ADDR is set");
   const auto vbin = process::provisioned_server("valkey-9.1"), rbin = process::provisioned_server("redis-8.0");
   if (vbin.empty() || rbin.empty()) SKIP("needs the provisioned valkey-9.1 and redis-8.0 (ci/provision-servers)");
   process::ServerOptions vo, ro;

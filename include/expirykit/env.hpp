@@ -1,66 +1,171 @@
-// expirykit/env.hpp: the kit's environment variables, parsed strictly. A value that does not
-// parse is an error naming the variable, never a silent default.
+// expirykit/env.hpp: every EXPIRYKIT_* variable, as one table, and the server variables as the
+// start of a replay command line.
 //
-//   double scale = env::positive_number("EXPIRYKIT_PROP_SCALE").value_or(1.0);
-//   bool keep = env::flag("EXPIRYKIT_KEEP_DIRS");
+//   for (const auto& v : expirykit::env::variables) std::cout << v.name << ": " << v.meaning << "\n";
+//   std::string replay = expirykit::env::server_assignments() + "./my_tests 'HTTL*'";
 //
-// Every EXPIRYKIT_* variable the kit, its scripts and its CMake files read is listed, with its
-// value, default and reader, in docs/reference/env.md (checks/ci keeps that list complete).
+// `variables` lists each name the kit's headers, its suites and tools, its ci/ scripts and its
+// CMake files read, with its value, default, meaning and readers; docs/reference/env.md is
+// generated from it (tools/env_page.cpp) and a check (checks/ci/env_page_test.sh) fails when a
+// name read anywhere in the repository is missing here, or when the committed page differs.
+// The variables the C++ code reads are parsed once, into expirykit::Config (config.hpp).
 #pragma once
 
-#include <cmath>
-#include <cstdlib>
-#include <optional>
-#include <stdexcept>
 #include <string>
+#include <string_view>
+
+#include <expirykit/config.hpp>
 
 namespace expirykit::env {
 
-/// The variable's value; nullopt when unset or empty.
-inline std::optional<std::string> get(const char* name) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return std::nullopt;
-  return std::string(v);
-}
+/// Who reads a variable, which is also the section of docs/reference/env.md it is listed in.
+enum class Readers {
+  headers,  ///< the kit's headers, through expirykit::Config: your tests read them too
+  suites,   ///< the kit's own suites and tools, through expirykit::Config
+  scripts,  ///< the ci/ scripts (and the shell scripts of examples/ and bench/), not the C++ code
+  cmake,    ///< CMake options and cache variables
+  defines,  ///< compile definitions and macros: names, not environment variables
+};
 
-namespace detail {
-inline double parse_number(const char* name, const std::string& v, bool allow_zero) {
-  std::size_t used = 0;
-  double x = 0;
-  try {
-    if (!v.empty() && v.front() != ' ' && v.front() != '\t' && v.front() != '+') x = std::stod(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || !std::isfinite(x) || x < 0 || (!allow_zero && x == 0))
-    throw std::invalid_argument(std::string(name) + "='" + v + "' is not a " + (allow_zero ? "non-negative" : "positive") +
-                                " number (e.g. " + (allow_zero ? "0, 30, 1800" : "0.5, 1, 5") + "); unset it for the default");
-  return x;
-}
-}  // namespace detail
+/// One row of the table. Text is markdown (`code` in backquotes).
+struct Variable {
+  std::string_view name;           ///< "EXPIRYKIT_SERVER"
+  Readers readers;                 ///< who reads it (the section)
+  std::string_view value;          ///< its form and unit, e.g. "`host:port`", "a number > 0"
+  std::string_view default_value;  ///< what holds when it is unset (or empty)
+  std::string_view meaning;        ///< what it does
+  std::string_view read_by;        ///< comma-separated: headers (linked on the page), files, scripts
+};
 
-/// The variable as a number > 0 (decimal, e.g. 0.5); nullopt when unset or empty.
-/// Throws std::invalid_argument naming the variable and its value when it is anything else.
-inline std::optional<double> positive_number(const char* name) {
-  auto v = get(name);
-  if (!v) return std::nullopt;
-  return detail::parse_number(name, *v, false);
-}
+/// Every EXPIRYKIT_* name of the repository, by section, each once.
+inline constexpr Variable variables[] = {
+    // ---- the kit's headers (expirykit::Config) ----
+    {"EXPIRYKIT_SERVER", Readers::headers, "a provisioned line (`redis-8.6`) or a path to a server binary", "`valkey-9.1`",
+     "the server binary the kit spawns (vetted with `--version`)",
+     "process/discovery.hpp, ci/conformance, ci/memory-gate, ci/provision-servers, ci/github-actions/conformance.yml"},
+    {"EXPIRYKIT_SERVER_ADDR", Readers::headers, "`host:port` or `[v6-address]:port`", "spawn one",
+     "a server you started: the tests use it instead of spawning one (external mode; the kit FLUSHALLs it). "
+     "ReplicaFixture and ClusterFixture SKIP; `memory::Probe` throws ProbeError unless `ProbeOptions::server.binary` is set",
+     "process/under_test.hpp, process/target.hpp, memory/probe.hpp, ci/conformance, ci/kill-table"},
+    {"EXPIRYKIT_SERVER_PASSWORD", Readers::headers, "a password; never printed, not in replay lines (keep it set when you replay)",
+     "no AUTH",
+     "with `EXPIRYKIT_SERVER_ADDR` or `EXPIRYKIT_CLUSTER_SEED` set, every connection the kit opens to a server it did not "
+     "spawn sends `AUTH` (the external server's `requirepass`, or an ACL user's password)",
+     "process/under_test.hpp, resp/credentials.hpp"},
+    {"EXPIRYKIT_SERVER_USER", Readers::headers, "an ACL user name (Redis 6.0+, Valkey 7.2+)", "the default user",
+     "the user of `AUTH <user> <password>`; set without `EXPIRYKIT_SERVER_PASSWORD` it is an error", "process/under_test.hpp"},
+    {"EXPIRYKIT_SERVERS_DIR", Readers::headers, "a folder",
+     "`$XDG_CACHE_HOME/expirykit/servers`, else `~/.cache/expirykit/servers`",
+     "where the provisioned server binaries are (`manifest.tsv` there lists name, version, suite, sha256)",
+     "process/discovery.hpp, ci/provision-servers, ci/hiredis1, ci/kill-table, ci/memory-report"},
+    {"EXPIRYKIT_KEEP_DIRS", Readers::headers, "`1` or `0`", "`0`",
+     "`1`: keep each spawned server's folder and log (the path is printed)", "process/server.hpp"},
+    {"EXPIRYKIT_CLUSTER_SHAPE", Readers::headers, "`<primaries>x<replicas>`: 1-99 primaries, 0-9 replicas each", "`3x1`",
+     "the shape of the clusters the kit spawns (ClusterFixture's shared one, `fresh_cluster()`'s default)",
+     "process/under_test.hpp, catch2/cluster_fixture.hpp, ci/conformance"},
+    {"EXPIRYKIT_CLUSTER_SEED", Readers::headers, "`host:port` of a node", "spawn one",
+     "a running cluster: ClusterFixture's `client()` and `twin()` use it (flushing its primaries); what needs a "
+     "cluster the kit spawns SKIPs",
+     "process/under_test.hpp, catch2/cluster_fixture.hpp, ci/conformance"},
+    {"EXPIRYKIT_DIALECT", Readers::headers, "a dialect name of the server's flavor, e.g. `redis-8.0`",
+     "the server's own, else the newest older one of its flavor", "the model dialect that checks the server",
+     "server/dialect_choice.hpp"},
+    {"EXPIRYKIT_PROP_SCALE", Readers::headers, "a number > 0", "`1`", "multiplies property rounds and time budgets",
+     "property/property.hpp, property/durable_property.hpp, ci/conformance"},
+    {"EXPIRYKIT_PROP_SECONDS", Readers::headers, "seconds, a number >= 0", "each property's own x `EXPIRYKIT_PROP_SCALE`",
+     "the wall-clock budget of a property (`0`: one round)", "property/property.hpp, ci/nightly"},
+    {"EXPIRYKIT_VERDICT_FILE", Readers::headers, "a file", "none written",
+     "the verdict listener appends one tab-separated line per test case to it", "catch2/verdict.hpp, ci/conformance"},
+    {"EXPIRYKIT_UPDATE_BASELINES", Readers::headers, "`1` or `0`", "`0`",
+     "`1`: record memory baselines instead of comparing with them",
+     "memory/baseline.hpp, memory/matchers.hpp, ci/memory-gate"},
+    {"EXPIRYKIT_BASELINE_DIR", Readers::headers, "a folder", "the caller's fallback (`memory::baseline_dir`)",
+     "where the memory baselines (`<line>.json`) are", "memory/baseline.hpp, ci/memory-gate"},
+    {"EXPIRYKIT_BENCHMARK", Readers::headers, "a path", "`valkey-benchmark` or `redis-benchmark` next to the server binary",
+     "the server's own benchmark tool, for a side-by-side ratio", "bench/compare.hpp"},
+    // ---- the kit's own suites and tools (expirykit::Config) ----
+    {"EXPIRYKIT_UPGRADE_FROM", Readers::suites, "a provisioned name or a path to a server binary",
+     "the newest provisioned line of the server's flavor older than the server",
+     "the previous release the upgrade checks start from", "suites/durability/upgrade.cpp"},
+    {"EXPIRYKIT_MEMORY_N", Readers::suites, "a whole number, 1 to 10^9", "`20000`", "items per memory layout",
+     "suites/memory, ci/memory-gate"},
+    {"EXPIRYKIT_MEMORY_VALUE_SIZE", Readers::suites, "bytes, 1 to 10^6", "`40`", "bytes per value of a memory layout",
+     "suites/memory, ci/memory-gate"},
+    {"EXPIRYKIT_MEMORY_REPS", Readers::suites, "a whole number, 1 to 100", "`3`", "fresh servers measured per layout",
+     "suites/memory, ci/memory-gate"},
+    {"EXPIRYKIT_MEMORY_TTL", Readers::suites, "`paced` or `ex`", "`paced`",
+     "`paced`: PXAT from an aligned base, 1 ms apart per item (repeatable); `ex`: EX 900", "suites/memory, ci/memory-gate"},
+    // ---- the ci/ scripts ----
+    {"EXPIRYKIT_RELEASE_SEQUENCES", Readers::scripts, "a whole number", "`100`", "generated sequences of a release report",
+     "ci/conformance"},
+    {"EXPIRYKIT_JOBS", Readers::scripts, "a whole number > 0", "the number of cores (ci/build), `2` (the others)",
+     "build jobs", "ci/build, ci/memory-gate, ci/memory-report, examples/downstream/run.sh, bench/build_cost.sh"},
+    {"EXPIRYKIT_BUILD_TYPE", Readers::scripts, "a CMake build type", "`Release`", "the build type",
+     "ci/build, ci/test, bench/build_cost.sh"},
+    {"EXPIRYKIT_TARGETS", Readers::scripts, "an extended regex", "every target", "build only the targets it matches",
+     "ci/build (and the scripts that call it)"},
+    {"EXPIRYKIT_SKIP_TARGETS", Readers::scripts, "an extended regex", "none", "leave the targets it matches out",
+     "ci/build, ci/test"},
+    {"EXPIRYKIT_BUILD_DIR", Readers::scripts, "a folder", "`<checkout>/build`", "the build folder",
+     "ci/memory-gate, ci/memory-report"},
+    {"EXPIRYKIT_DEBIAN_MIRROR", Readers::scripts, "a Debian archive URL", "the machine's apt sources, else deb.debian.org",
+     "where server packages and hiredis 1.x come from", "ci/provision-servers, ci/hiredis1"},
+    {"EXPIRYKIT_DEBIAN_SUITES", Readers::scripts, "Debian suite names, space-separated",
+     "`bookworm bookworm-backports trixie trixie-backports sid experimental`",
+     "the suites searched for a server line; the newest version wins", "ci/provision-servers"},
+    {"EXPIRYKIT_REPO", Readers::scripts, "`owner/name`", "none (set it)", "where your CI gets the kit",
+     "ci/github-actions/conformance.yml"},
+    {"EXPIRYKIT_REF", Readers::scripts, "a commit SHA", "none (set it)", "the version of the kit your CI uses",
+     "ci/github-actions/conformance.yml"},
+    // ---- CMake ----
+    {"EXPIRYKIT_BUILD_TESTS", Readers::cmake, "`ON` or `OFF`", "`ON` at top level, `OFF` under `add_subdirectory`",
+     "build checks/, suites/, tools/ and bench/", "CMakeLists.txt"},
+    {"EXPIRYKIT_BUILD_SUITES", Readers::cmake, "`ON` or `OFF`", "`ON`", "with tests: also suites/, bench/ and most of tools/",
+     "CMakeLists.txt, checks/process/CMakeLists.txt, ci/test"},
+    {"EXPIRYKIT_WERROR", Readers::cmake, "`ON` or `OFF`", "`ON` at top level",
+     "the kit's own targets with `-Wall -Wextra -Werror`", "CMakeLists.txt"},
+    {"EXPIRYKIT_SANITIZE", Readers::cmake, "sanitizer names, e.g. `address,undefined`", "none",
+     "sanitizers of the kit's own targets", "CMakeLists.txt"},
+    {"EXPIRYKIT_HIREDIS_PREFIX", Readers::cmake, "an install prefix", "pkg-config's hiredis",
+     "use the hiredis 1.x installed under this prefix", "CMakeLists.txt, cmake/expirykitDependencies.cmake"},
+    {"EXPIRYKIT_JUNIT_DIR", Readers::cmake, "a folder", "none", "every test writes JUnit XML here", "CMakeLists.txt"},
+    {"EXPIRYKIT_PCH", Readers::cmake, "`ON` or `OFF`", "`ON`",
+     "the kit's targets share a precompiled header of the third-party headers (pch.hpp)",
+     "CMakeLists.txt, checks/docs/CMakeLists.txt"},
+    {"EXPIRYKIT_UNITY", Readers::cmake, "`ON` or `OFF`", "`ON`", "each test binary's sources as one unity TU",
+     "CMakeLists.txt, checks/docs/CMakeLists.txt"},
+    {"EXPIRYKIT_CHECK_AREAS", Readers::cmake, "a `;`-list of checks/ folders", "all", "the check binaries to build",
+     "checks/CMakeLists.txt, ci/test"},
+    {"EXPIRYKIT_CHECK_HEADERS", Readers::cmake, "`ON` or `OFF`", "`ON`", "build checks/headers (every public header on its own)",
+     "checks/CMakeLists.txt"},
+    {"EXPIRYKIT_BENCH_PROGRAMS", Readers::cmake, "a list of programs (set by bench/CMakeLists.txt)", "all",
+     "the bench/ programs", "bench/CMakeLists.txt"},
+    {"EXPIRYKIT_GNUPLOT", Readers::cmake, "a program (`find_program`)", "found on `PATH`", "draws the benchmark plots",
+     "bench/CMakeLists.txt"},
+    {"EXPIRYKIT_BASH", Readers::cmake, "a program (`find_program`)", "found on `PATH`", "runs the docs' code extractor",
+     "checks/docs/CMakeLists.txt"},
+    {"EXPIRYKIT_SOURCE_DIR", Readers::cmake, "a checkout of the kit", "empty: `find_package`",
+     "examples/downstream: `add_subdirectory` of that checkout", "examples/downstream/CMakeLists.txt"},
+    // ---- compile definitions and macros ----
+    {"EXPIRYKIT_CATCH2_PROBE", Readers::defines, "a path (set by CMake)", "-", "the helper test binary of checks/catch2",
+     "checks/catch2/CMakeLists.txt"},
+    {"EXPIRYKIT_ORPHAN_PROBE", Readers::defines, "a path (set by CMake)", "-", "the helper program of the leak checks",
+     "checks/process/CMakeLists.txt"},
+    {"EXPIRYKIT_SUITE_SEMANTICS", Readers::defines, "a path (set by CMake)", "empty without suites",
+     "suite_semantics, SIGKILLed by a leak check", "checks/process/CMakeLists.txt"},
+    {"EXPIRYKIT_SUITE_CLUSTER", Readers::defines, "a path (set by CMake)", "empty without suites",
+     "suite_cluster, SIGKILLed by a leak check", "checks/process/CMakeLists.txt"},
+    {"EXPIRYKIT_MEMORY_BASELINE_DIR", Readers::defines, "a path (set by CMake)", "`ci/baselines/memory`",
+     "the memory suite's baselines folder (`EXPIRYKIT_BASELINE_DIR` wins)", "suites/memory/CMakeLists.txt"},
+    {"EXPIRYKIT_REGISTER_VERDICT_LISTENER", Readers::defines, "a macro: `EXPIRYKIT_REGISTER_VERDICT_LISTENER()`", "-",
+     "registers the verdict listener in one source file of a test binary", "catch2/verdict.hpp"},
+};
 
-/// The variable as a number >= 0; nullopt when unset or empty. Throws std::invalid_argument
-/// naming the variable and its value when it is anything else.
-inline std::optional<double> nonnegative_number(const char* name) {
-  auto v = get(name);
-  if (!v) return std::nullopt;
-  return detail::parse_number(name, *v, true);
-}
-
-/// "1": true; "0", unset or empty: false. Throws std::invalid_argument for any other value.
-inline bool flag(const char* name) {
-  auto v = get(name);
-  if (!v || *v == "0") return false;
-  if (*v == "1") return true;
-  throw std::invalid_argument(std::string(name) + "='" + *v + "' must be 1 or 0 (or unset)");
+/// The row of `name`, or nullptr when the table has none.
+inline const Variable* find_variable(std::string_view name) {
+  for (const auto& v : variables)
+    if (v.name == name) return &v;
+  return nullptr;
 }
 
 /// `s` as one shell word: single-quoted, with ' written as '\''.
@@ -70,14 +175,20 @@ inline std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-/// The variables that pick the server under test (EXPIRYKIT_SERVER, EXPIRYKIT_SERVER_ADDR,
-/// EXPIRYKIT_SERVERS_DIR, EXPIRYKIT_CLUSTER_SHAPE, EXPIRYKIT_CLUSTER_SEED) as they are set now, as shell assignments each followed by a space
-/// ("" when none is set): the start of a replay command line.
+/// The variables that pick the servers under test (EXPIRYKIT_SERVER, EXPIRYKIT_SERVER_ADDR,
+/// EXPIRYKIT_SERVERS_DIR, EXPIRYKIT_CLUSTER_SHAPE, EXPIRYKIT_CLUSTER_SEED) as the configuration
+/// holds them now (config(): the environment as last read), as shell assignments each followed
+/// by a space ("" when none is set): the start of a replay command line. The password is never
+/// printed. Throws std::invalid_argument as config() does.
 inline std::string server_assignments() {
+  const Config& c = config();
   std::string out;
-  for (const char* v : {"EXPIRYKIT_SERVER", "EXPIRYKIT_SERVER_ADDR", "EXPIRYKIT_SERVERS_DIR", "EXPIRYKIT_CLUSTER_SHAPE",
-                        "EXPIRYKIT_CLUSTER_SEED"})
-    if (auto x = get(v)) out += std::string(v) + "=" + shell_quote(*x) + " ";
+  const auto put = [&out](const char* name, const std::string& value) { out += std::string(name) + "=" + shell_quote(value) + " "; };
+  if (c.server) put("EXPIRYKIT_SERVER", *c.server);
+  if (c.server_addr) put("EXPIRYKIT_SERVER_ADDR", c.server_addr->text);
+  if (c.servers_dir) put("EXPIRYKIT_SERVERS_DIR", c.servers_dir->string());
+  if (c.cluster_shape) put("EXPIRYKIT_CLUSTER_SHAPE", c.cluster_shape->to_string());
+  if (c.cluster_seed) put("EXPIRYKIT_CLUSTER_SEED", c.cluster_seed->text);
   return out;
 }
 

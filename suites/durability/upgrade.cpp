@@ -29,7 +29,7 @@
 
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
-#include <expirykit/env.hpp>
+#include <expirykit/config.hpp>
 #include <expirykit/model/model.hpp>
 #include <expirykit/process/discovery.hpp>
 #include <expirykit/process/replica_set.hpp>
@@ -50,7 +50,7 @@ class Upgrade : public catch2::ServerFixture {
   /// The previous release's binary (see the file comment); SKIPs when none is provisioned.
   fs::path previous() {
     require_own_server("starts servers of two releases");
-    if (const auto from = env::get("EXPIRYKIT_UPGRADE_FROM")) {
+    if (const auto& from = config().upgrade_from) {
       if (from->find('/') != std::string::npos) return *from;
       const auto p = process::provisioned_server(*from);
       if (p.empty()) FAIL("EXPIRYKIT_UPGRADE_FROM=" << *from << " names no provisioned server (ci/provision-servers " << *from << ")");

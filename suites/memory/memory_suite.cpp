@@ -3,7 +3,7 @@
 // compact; known gaps reported, not failed). Every probe spawns fresh servers of the binary
 // the suite runs against (EXPIRYKIT_SERVER), so external servers (EXPIRYKIT_SERVER_ADDR) SKIP.
 //
-// Environment (defaults keep each layout at about 2.5 s):
+// Environment (config.hpp: expirykit::config(); defaults keep each layout at about 2.5 s):
 //   EXPIRYKIT_MEMORY_N            items per layout (20000)
 //   EXPIRYKIT_MEMORY_VALUE_SIZE   bytes per value (40)
 //   EXPIRYKIT_MEMORY_REPS         fresh servers per layout (3)
@@ -14,11 +14,12 @@
 //   EXPIRYKIT_UPDATE_BASELINES=1  record the measurements instead of comparing them
 #include <catch2/catch_test_macros.hpp>
 
-#include <cstdlib>
+#include <cstddef>
 #include <iostream>
 #include <string>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/config.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/memory/baseline.hpp>
 #include <expirykit/memory/guard.hpp>
@@ -34,31 +35,14 @@ using namespace expirykit;
 
 namespace {
 
-long long env_int(const char* name, long long fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  std::size_t used = 0;
-  long long x = 0;
-  try {
-    x = std::stoll(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || v[used] != '\0' || x <= 0) FAIL(name << "='" << v << "' is not a positive integer");
-  return x;
-}
-
 memory::LayoutParams params() {
+  const Config& c = config();
   memory::LayoutParams p;
-  p.n = static_cast<std::size_t>(env_int("EXPIRYKIT_MEMORY_N", 20000));
-  p.value_size = static_cast<std::size_t>(env_int("EXPIRYKIT_MEMORY_VALUE_SIZE", 40));
-  const char* ttl = std::getenv("EXPIRYKIT_MEMORY_TTL");
-  std::string mode = ttl && *ttl ? ttl : "paced";
-  if (mode == "paced") {
+  p.n = c.memory_n;
+  p.value_size = c.memory_value_size;
+  if (c.memory_ttl == MemoryTtl::paced) {
     p.expire_at_ms = memory::aligned_expiry_ms(p.ttl_s);
     p.expire_step_ms = 1;
-  } else if (mode != "ex") {
-    FAIL("EXPIRYKIT_MEMORY_TTL='" << mode << "': use paced or ex");
   }
   return p;
 }
@@ -84,7 +68,7 @@ memory::Measurement measure(const memory::Layout& l, const memory::ProbeOptions&
 }
 
 void within_baseline(const std::string& name) {
-  auto o = probe_options(static_cast<int>(env_int("EXPIRYKIT_MEMORY_REPS", 3)));
+  auto o = probe_options(config().memory_reps);
   auto m = measure(memory::by_name(name, params()), o);
   memory::check_against_baseline(m, memory::baseline_dir(EXPIRYKIT_MEMORY_BASELINE_DIR) / (m.line + ".json"));
 }

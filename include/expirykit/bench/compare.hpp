@@ -19,14 +19,15 @@
 
 #include <boost/process.hpp>
 
-#include <expirykit/env.hpp>
+#include <expirykit/config.hpp>
 
 namespace expirykit::bench {
 
-/// $EXPIRYKIT_BENCHMARK if set; else valkey-benchmark or redis-benchmark next to the server
-/// binary. Throws std::runtime_error naming what was looked for.
+/// $EXPIRYKIT_BENCHMARK (config().benchmark) if set; else valkey-benchmark or redis-benchmark next
+/// to the server binary. Throws std::runtime_error naming what was looked for,
+/// std::invalid_argument for a bad EXPIRYKIT_* value (config()).
 inline std::filesystem::path find_benchmark_binary(const std::filesystem::path& server_binary) {
-  if (const auto e = env::get("EXPIRYKIT_BENCHMARK")) return *e;
+  if (const auto& e = config().benchmark) return *e;
   for (const char* name : {"valkey-benchmark", "redis-benchmark"}) {
     auto p = server_binary.parent_path() / name;
     if (std::filesystem::exists(p)) return p;

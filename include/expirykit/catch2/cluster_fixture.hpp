@@ -20,24 +20,25 @@
 // a crash fails that test with the crash report and the next test gets a new cluster.
 // External mode: EXPIRYKIT_CLUSTER_SEED=host:port names a running cluster instead; client() and
 // twin() use it (flushing its primaries!), and cluster() SKIPs, so tests that reshard or fail
-// over through process::Cluster are skipped there.
+// over through process::Cluster are skipped there. The shape, the seed and whether the run is
+// external are process/under_test.hpp's choice (process::cluster_shape(), external_cluster(),
+// external_server()); identity(), require_field_ttl() and the other capability checks come from
+// FixtureBase (catch2/fixture_base.hpp).
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>
 
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
-#include <optional>
 #include <string>
+#include <utility>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/catch2/fixture_base.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
-#include <expirykit/env.hpp>
 #include <expirykit/cluster/client.hpp>
 #include <expirykit/model/model.hpp>
-#include <expirykit/server/dialect_choice.hpp>
 #include <expirykit/process/cluster.hpp>
+#include <expirykit/process/under_test.hpp>
 #include <expirykit/server/identity.hpp>
 #include <expirykit/state/cluster_twin.hpp>
 
@@ -48,60 +49,19 @@ inline std::unique_ptr<process::Cluster>& shared_cluster_slot() {
   static std::unique_ptr<process::Cluster> cl;
   return cl;
 }
-/// EXPIRYKIT_CLUSTER_SHAPE ("3x1": 3 primaries, 1 replica each; digits only, 1-99 primaries,
-/// 0-9 replicas), default 3x1. Throws std::invalid_argument naming the variable on another form.
-inline process::ClusterOptions cluster_shape() {
-  process::ClusterOptions o;
-  o.primaries = 3;
-  o.replicas = 1;
-  if (const auto s = env::get("EXPIRYKIT_CLUSTER_SHAPE")) {
-    const auto x = s->find('x');
-    const auto digits = [](const std::string& t, std::size_t max_len) {
-      return !t.empty() && t.size() <= max_len && t.find_first_not_of("0123456789") == std::string::npos;
-    };
-    if (x == std::string::npos || !digits(s->substr(0, x), 2) || !digits(s->substr(x + 1), 1) ||
-        std::stoi(s->substr(0, x)) < 1)
-      throw std::invalid_argument("EXPIRYKIT_CLUSTER_SHAPE='" + *s +
-                                  "': expected <primaries>x<replicas per primary> with 1-99 primaries and 0-9 "
-                                  "replicas each, e.g. 3x1");
-    o.primaries = std::stoi(s->substr(0, x));
-    o.replicas = std::stoi(s->substr(x + 1));
-  }
-  return o;
-}
-/// EXPIRYKIT_CLUSTER_SEED split into host and port; nullopt when unset. When set, the
-/// EXPIRYKIT_SERVER_PASSWORD / EXPIRYKIT_SERVER_USER credentials become the fallback of every
-/// connection (its nodes: process::external_credentials()). Throws std::invalid_argument when it
-/// is not host:port, process::ServerError for a user without a password.
-inline std::optional<std::pair<std::string, int>> cluster_seed() {
-  const auto s = env::get("EXPIRYKIT_CLUSTER_SEED");
-  if (!s) return std::nullopt;
-  resp::set_fallback_credentials(process::external_credentials());
-  try {  // the one host:port parser (process/target.hpp), its error as this header documents it
-    return process::parse_address(*s, "EXPIRYKIT_CLUSTER_SEED");
-  } catch (const process::ServerError& e) {
-    throw std::invalid_argument(std::string(e.what()) + "; expected a node of a running cluster");
-  }
-}
 }  // namespace detail
 
-class ClusterFixture {
+class ClusterFixture : public FixtureBase {
  public:
   ClusterFixture() = default;
   ClusterFixture(const ClusterFixture&) = delete;
   ClusterFixture& operator=(const ClusterFixture&) = delete;
   /// Fails the test (without throwing) if a node of the shared cluster died or hangs; the next
   /// test then gets a new cluster.
-  ~ClusterFixture() {
+  ~ClusterFixture() override {
     auto& slot = detail::shared_cluster_slot();
     if (!cl_ || cl_ != slot.get()) return;
-    for (process::Server* s : slot->nodes()) {
-      const std::string why = detail::node_trouble(*s);
-      if (why.empty()) continue;
-      FAIL_CHECK("cluster node " << s->address() << " " << why);
-      slot.reset();
-      return;
-    }
+    if (!nodes_answer(slot->nodes(), [](process::Server& s) { return "cluster node " + s.address(); })) slot.reset();
   }
 
  protected:
@@ -110,7 +70,7 @@ class ClusterFixture {
     if (cl_) return *cl_;
     skip_if_external();
     auto& slot = detail::shared_cluster_slot();
-    if (!slot) slot = std::make_unique<process::Cluster>(detail::cluster_shape());
+    if (!slot) slot = std::make_unique<process::Cluster>(process::cluster_shape());
     cl_ = slot.get();
     cl_->wait_agreed();
     return *cl_;
@@ -118,71 +78,51 @@ class ClusterFixture {
   /// A cluster client for this test, every primary flushed (FLUSHALL SYNC) with active expiry on.
   cluster::Client& client() {
     if (client_) return *client_;
-    if (const auto seed = detail::cluster_seed()) {
-      client_ = std::make_unique<cluster::Client>(seed->first, seed->second);
+    if (const auto seed = process::external_cluster()) {
+      client_ = std::make_unique<cluster::Client>(seed->host, seed->port);
     } else {
       auto& cl = cluster();
       client_ = std::make_unique<cluster::Client>(cl.seed_host(), cl.seed_port());
     }
-    for (const auto& a : client_->primaries()) {
-      auto& n = client_->connection(a);
-      const auto r = n("FLUSHALL", "SYNC");
-      if (r.is_error()) FAIL("FLUSHALL SYNC on the primary " << a << " failed: " << r);
-      n("DEBUG", "SET-ACTIVE-EXPIRE", "1");
-    }
+    for (const auto& a : client_->primaries()) reset_node(client_->connection(a), "the primary " + a);
     return *client_;
   }
-  /// Flavor, version and capabilities of the first primary.
-  const server::Identity& identity() {
-    if (!identity_) {
-      identity_ = server::Identity::probe(client().connection(client().primaries().front()));
-      detail::last_server_identity() = identity_->to_string();
-    }
-    return *identity_;
-  }
-  /// SKIPs on a server without hash field TTLs ("not supported by valkey 8.0.1: ..."), as
-  /// ServerFixture::require_field_ttl() does.
-  void require_field_ttl() {
-    if (!identity().caps.field_ttl())
-      skip(Verdict::not_supported, "not supported by " + identity().to_string() + ": hash field TTLs (HEXPIRE)");
+  /// Flavor, version and capabilities of the first primary (probed once per test).
+  const server::Identity& identity() override {
+    return probe_identity(client().connection(client().primaries().front()));
   }
   /// SKIPs on a server without atomic slot migration (CLUSTER MIGRATESLOTS: Valkey 9.0+,
   /// valkey.io/commands/cluster-migrateslots).
   void require_atomic_slot_migration() {
     const auto& id = identity();
-    if (!(id.flavor == server::Flavor::valkey && id.version.major >= 9))
-      skip(Verdict::not_supported,
-           "not supported by " + id.to_string() + ": atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0+)");
+    require(id.flavor == server::Flavor::valkey && id.version.major >= 9,
+            "atomic slot migration (CLUSTER MIGRATESLOTS, Valkey 9.0+)");
   }
-  /// The model twin of the cluster (state::ClusterTwin over client()). SKIPs on a server
-  /// without a model dialect.
+  /// The model twin of the cluster (state::ClusterTwin over client(); known issues of this server
+  /// excused and named). SKIPs on a server without a model dialect.
   state::ClusterTwin& twin() {
     if (!twin_) {
-      const auto& id = identity();
-      auto d = server::dialect_for(id);
-      if (!d) skip(Verdict::not_supported, "not supported by " + id.to_string() + ": no model dialect (no hash field TTLs)");
-      state::Twin::Options o;
-      o.server = id;  // known issues of this server are excused and named
-      twin_ = std::make_unique<state::ClusterTwin>(client(), *d, o);
+      auto d = require_dialect();
+      twin_ = std::make_unique<state::ClusterTwin>(client(), std::move(d), twin_options());
     }
     return *twin_;
   }
-  /// A cluster of this test's own (another shape, config or binary). SKIPs in external mode.
-  std::unique_ptr<process::Cluster> fresh_cluster(process::ClusterOptions opts = detail::cluster_shape()) {
+  /// A cluster of this test's own (another shape, config or binary; default: the run's shape,
+  /// process::cluster_shape()). SKIPs in external mode.
+  std::unique_ptr<process::Cluster> fresh_cluster(process::ClusterOptions opts = process::cluster_shape()) {
     skip_if_external();
     return std::make_unique<process::Cluster>(std::move(opts));
   }
 
  private:
   static void skip_if_external() {
-    if (detail::cluster_seed()) SKIP("needs a cluster the kit spawns; EXPIRYKIT_CLUSTER_SEED names an external one");
-    if (process::external_address())
+    if (process::external_cluster()) SKIP("needs a cluster the kit spawns; EXPIRYKIT_CLUSTER_SEED names an external one");
+    if (process::external_server())
       SKIP("needs a cluster; EXPIRYKIT_SERVER_ADDR names one external server (set EXPIRYKIT_CLUSTER_SEED for an external cluster)");
   }
 
   process::Cluster* cl_ = nullptr;
   std::unique_ptr<cluster::Client> client_;
-  std::optional<server::Identity> identity_;
   std::unique_ptr<state::ClusterTwin> twin_;
 };
 

@@ -17,6 +17,8 @@
 // The failure names the crash and the crashing command with the shortest sequence of what the
 // test sent that crashes a fresh server, verified with the server's CLI (triage/crash_triage.hpp;
 // the test's connection keeps its last 10,000 commands for it: resp::Client::record).
+// The capability checks (require_field_ttl(), require(), require_debug()) come from FixtureBase
+// (catch2/fixture_base.hpp), which ReplicaFixture and ClusterFixture share.
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>
@@ -29,6 +31,7 @@
 #include <string>
 #include <thread>
 
+#include <expirykit/catch2/fixture_base.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/process/target.hpp>
 #include <expirykit/resp/client.hpp>
@@ -52,12 +55,6 @@ inline std::string test_spec(const std::string& name) {
 inline std::string current_test_name() { return test_spec(Catch::getResultCapture().getCurrentTestName()); }
 
 namespace detail {
-/// "valkey 9.1.2" of the server the last fixture of this binary probed, for the verdict lines
-/// of fixtures that do not use the shared target (ReplicaFixture); empty before any.
-inline std::string& last_server_identity() {
-  static std::string s;
-  return s;
-}
 inline std::unique_ptr<process::Target>& shared_target_slot() {
   static std::unique_ptr<process::Target> t;
   return t;
@@ -85,29 +82,14 @@ inline std::map<std::string, std::string> config_of(resp::Client& c) {
     if (r[i].is_string() && r[i + 1].is_string()) out[r[i].str()] = r[i + 1].str();
   return out;
 }
-/// "" when the kit-spawned node `s` runs and answers PING (5 s at most); else why not: its exit
-/// status and log tail, or "stopped answering PING during this test" and the log tail. For the
-/// fixtures that share a set of nodes between tests (replica_fixture.hpp, cluster_fixture.hpp).
-inline std::string node_trouble(process::Server& s) {
-  try {
-    if (s.running() && s.client({std::chrono::milliseconds(1000), std::chrono::milliseconds(5000)})("PING").is_status())
-      return "";
-  } catch (const std::exception&) {
-  }
-  try {
-    s.check_alive();
-    return "stopped answering PING during this test\n" + s.log_tail();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-}
 }  // namespace detail
 
 /// The shared server of this test binary, started on first use. Throws process::ServerError
-/// when it cannot be set up (a bad EXPIRYKIT_* setting, an unreachable external address, a
-/// server that does not start): the first test that asks gets the full error, every later test
-/// of the binary a one-line error that points to it, without trying again (issue 23: the same
-/// long message once per test said nothing new and a spawn attempt cost seconds each time).
+/// (std::invalid_argument for a bad EXPIRYKIT_* value, config.hpp) when it cannot be set up (an
+/// unreachable external address, a server that does not start): the first test that asks gets
+/// the full error, every later test of the binary a one-line error that points to it, without
+/// trying again (issue 23: the same long message once per test said nothing new and a spawn
+/// attempt cost seconds each time).
 inline process::Target& shared_target() {
   auto& t = detail::shared_target_slot();
   static std::string setup_error;  // the first line of the first set-up failure
@@ -130,26 +112,18 @@ inline process::Target& shared_target() {
   return *t;
 }
 
-class ServerFixture {
+class ServerFixture : public FixtureBase {
  public:
   ServerFixture() : target_(&shared_target()), client_(target_->client()) {
-    auto r = client_("FLUSHALL", "SYNC");
-    if (r.is_error()) FAIL("FLUSHALL SYNC on " << target_->address() << " failed: " << r);
-    if (target_->identity().caps.debug) client_("DEBUG", "SET-ACTIVE-EXPIRE", "1");
+    reset_node(client_, target_->address(), target_->identity().caps.debug);
     restore_config();
     client_.record(10000);  // what this test sends, for a crash triage (see ~ServerFixture)
   }
   /// Fails the test (without throwing) if the shared server no longer answers PING: it died
   /// (the failure carries the exit status and crash report) or hangs (it is then killed).
-  ~ServerFixture() {
+  ~ServerFixture() override {
     auto* s = target_->owned();
-    if (!s) return;
-    bool answers = false;
-    try {
-      answers = s->client({std::chrono::milliseconds(1000), std::chrono::milliseconds(5000)})("PING").is_status();
-    } catch (const std::exception&) {
-    }
-    if (answers) return;
+    if (!s || answers_ping(*s)) return;
     // A crashing server takes a moment to write its crash report and exit.
     for (int i = 0; i < 1000 && s->running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     try {
@@ -179,21 +153,12 @@ class ServerFixture {
   /// A connection to the shared server, opened for this test.
   resp::Client& client() { return client_; }
   process::Target& target() { return *target_; }
-  const server::Identity& identity() { return target_->identity(); }
+  /// The shared server's identity (probed once per server, process::Target::identity()).
+  const server::Identity& identity() override { return target_->identity(); }
 
-  /// SKIPs the test on a server without hash field TTLs ("not supported by valkey 8.0.1").
-  void require_field_ttl() { require(identity().caps.field_ttl(), "hash field TTLs (HEXPIRE)"); }
-  /// SKIPs the test unless `have`, naming `what` and the server: NOT SUPPORTED.
-  void require(bool have, const std::string& what) {
-    if (!have) skip(Verdict::not_supported, "not supported by " + identity().to_string() + ": " + what);
-  }
   /// SKIPs when the server is external (the kit cannot restart or reconfigure it).
   void require_own_server(const std::string& why) {
     if (target_->external()) SKIP("needs a server the kit spawns (" << why << "); EXPIRYKIT_SERVER_ADDR is set");
-  }
-  /// SKIPs unless DEBUG is enabled on the server (always so on a spawned one).
-  void require_debug(const std::string& why) {
-    require(identity().caps.debug, "DEBUG command (enable-debug-command) for " + why);
   }
   /// A server of this test's own, started with `opts` (the same binary as the shared one
   /// unless opts.binary says otherwise). SKIPs in external mode.

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
@@ -30,7 +31,7 @@ using expirykit::state::Twin;
 
 class TwinFixture : public ServerFixture {
  public:
-  ~TwinFixture() {
+  ~TwinFixture() override {
     try {
       if (twin_) twin_->set_active_expire(true);  // never leave an external server frozen
     } catch (...) {
@@ -38,16 +39,13 @@ class TwinFixture : public ServerFixture {
   }
 
  protected:
-  /// The model twin of the shared server; SKIPs on a server without a dialect.
+  /// The model twin of the shared server (its known issues excused and named, not failed);
+  /// SKIPs on a server without a dialect or without DEBUG.
   Twin& twin() {
     if (!twin_) {
-      const auto& id = identity();
-      auto d = expirykit::server::dialect_for(id);
-      if (!d) skip(Verdict::not_supported, "not supported by " + id.to_string() + ": no model dialect (no hash field TTLs)");
+      auto d = require_dialect();
       require_debug("DEBUG SET-ACTIVE-EXPIRE");
-      Twin::Options o;
-      o.server = id;  // known issues of this server are excused and named, not failed
-      twin_ = std::make_unique<Twin>(client(), *d, o);
+      twin_ = std::make_unique<Twin>(client(), std::move(d), twin_options());
     }
     return *twin_;
   }

@@ -5,7 +5,8 @@
 // Register it in exactly one source file of a test binary:
 //   #include <expirykit/catch2/verdict.hpp>
 //   EXPIRYKIT_REGISTER_VERDICT_LISTENER()
-// If EXPIRYKIT_VERDICT_FILE is set, each verdict is appended to it as one tab-separated line:
+// If EXPIRYKIT_VERDICT_FILE is set (config().verdict_file, config.hpp), each verdict is appended
+// to it as one tab-separated line:
 //   <binary>\t<test case>\t<verdict>\t<detail>\t<server identity>
 // <verdict> is one of PASS, FAIL, KNOWN ISSUE, KNOWN GAP, FIXED, NOT SUPPORTED, SKIPPED
 // (catch2::Verdict, catch2/verdict_kind.hpp): FAIL when an assertion failed, else the verdict
@@ -17,7 +18,9 @@
 // line), which ends with "replay: <command line>" re-running this test case against the same
 // server unless the message already carries one. ci/conformance collects these lines across test
 // binaries, prints the table (the verdict, the first line of each detail) and writes every detail
-// whole to a file.
+// whole to a file. When the configuration itself is bad (an EXPIRYKIT_* value that does not
+// parse), the tests fail with that error and the lines are still written (partial_config(),
+// config.hpp), without a replay line.
 #pragma once
 
 #include <catch2/catch_test_case_info.hpp>
@@ -31,6 +34,7 @@
 
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
+#include <expirykit/config.hpp>
 #include <expirykit/env.hpp>
 #include <expirykit/server/dialect_choice.hpp>
 
@@ -73,7 +77,7 @@ class VerdictListener : public Catch::EventListenerBase {
     }
   }
   void testCaseEnded(const Catch::TestCaseStats& stats) override {
-    const auto file = env::get("EXPIRYKIT_VERDICT_FILE");
+    const auto& file = partial_config().verdict_file;  // also while another variable is bad
     if (!file) return;
     const auto& t = stats.totals;
     const Verdict verdict = t.assertions.failed > 0                      ? Verdict::fail
@@ -95,11 +99,15 @@ class VerdictListener : public Catch::EventListenerBase {
     // Under a stand-in dialect a failure is a change since that release (or a defect).
     if (t.assertions.failed > 0 && !stand_in.empty())
       detail = "changed since " + stand_in + " (" + server + " checked against the " + stand_in + " dialect): " + detail;
-    if (t.assertions.failed > 0 && detail.find("replay: ") == std::string::npos)
-      detail += "\nreplay: " + replay_line(stats.testInfo->name);
+    if (t.assertions.failed > 0 && detail.find("replay: ") == std::string::npos) {
+      try {
+        detail += "\nreplay: " + replay_line(stats.testInfo->name);
+      } catch (const std::invalid_argument&) {  // a bad EXPIRYKIT_* value: the detail names it
+      }
+    }
     std::string line = binary_name() + "\t" + escape(stats.testInfo->name) + "\t" + std::string(to_string(verdict)) +
                        "\t" + escape(detail) + "\t" + server + "\n";
-    if (FILE* f = std::fopen(file->c_str(), "a")) {
+    if (FILE* f = std::fopen(file->string().c_str(), "a")) {
       std::fputs(line.c_str(), f);
       std::fclose(f);
     }
@@ -120,6 +128,7 @@ class VerdictListener : public Catch::EventListenerBase {
     return out;
   }
   /// The shell command that re-runs test case `name` of this binary against the same server.
+  /// Throws std::invalid_argument as config() does.
   static std::string replay_line(const std::string& name) {
     std::error_code ec;
     const auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);

@@ -49,7 +49,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <expirykit/env.hpp>
+#include <expirykit/config.hpp>
 #include <expirykit/memory/probe.hpp>
 
 namespace expirykit::memory {
@@ -262,10 +262,9 @@ inline const char* to_string(Verdict::Status s) {
   return "?";
 }
 
-/// True when EXPIRYKIT_UPDATE_BASELINES=1: figures are recorded instead of compared.
-inline bool update_requested() {
-  return env::flag("EXPIRYKIT_UPDATE_BASELINES");
-}
+/// True when EXPIRYKIT_UPDATE_BASELINES=1 (config().update_baselines): figures are recorded
+/// instead of compared. Throws std::invalid_argument for a bad EXPIRYKIT_* value (config()).
+inline bool update_requested() { return config().update_baselines; }
 
 /// The command that rewrites the baseline of `line` on purpose (for messages).
 inline std::string update_hint(const std::string& line) {
@@ -408,10 +407,10 @@ inline BaselineChoice choose_baseline(const std::filesystem::path& own_path) {
   return c;
 }
 
-/// EXPIRYKIT_BASELINE_DIR if set, else `fallback` (e.g. the source tree's ci/baselines/memory).
+/// EXPIRYKIT_BASELINE_DIR (config().baseline_dir) if set, else `fallback` (e.g. the source tree's
+/// ci/baselines/memory). Throws std::invalid_argument for a bad EXPIRYKIT_* value (config()).
 inline std::filesystem::path baseline_dir(const std::filesystem::path& fallback = "ci/baselines/memory") {
-  const auto d = env::get("EXPIRYKIT_BASELINE_DIR");
-  return d ? std::filesystem::path(*d) : fallback;
+  return config().baseline_dir.value_or(fallback);
 }
 
 /// The measurement as JSON (for reports): the Entry fields plus layout, server, line,

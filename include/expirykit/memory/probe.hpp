@@ -84,7 +84,7 @@
 
 #include <expirykit/memory/layouts.hpp>
 #include <expirykit/process/server.hpp>
-#include <expirykit/process/target.hpp>
+#include <expirykit/process/under_test.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/identity.hpp>
 #include <expirykit/server/info.hpp>

@@ -2,8 +2,8 @@
 //
 // Order (first that is set wins):
 //   1. an explicit path (ServerOptions::binary),
-//   2. the environment variable EXPIRYKIT_SERVER: a path, or the name of a provisioned server
-//      such as "redis-8.0" (see ci/provision-servers --list),
+//   2. the environment variable EXPIRYKIT_SERVER (config().server, config.hpp): a path, or the
+//      name of a provisioned server such as "redis-8.0" (see ci/provision-servers --list),
 //   3. the provisioned default, "valkey-9.1" (Valkey 9.1.2 from Debian sid).
 // Provisioned servers live in servers_cache_dir()/<name>/bin/<flavor>-server.
 // Every candidate is vetted by running `<binary> --version` (5 s limit): its first line must be
@@ -32,7 +32,7 @@
 
 #include <boost/process.hpp>
 
-#include <expirykit/env.hpp>
+#include <expirykit/config.hpp>
 #include <expirykit/process/errors.hpp>
 
 namespace expirykit::process {
@@ -41,9 +41,10 @@ namespace fs = std::filesystem;
 
 inline constexpr const char* default_server_name = "valkey-9.1";
 
-/// $EXPIRYKIT_SERVERS_DIR, else $XDG_CACHE_HOME/expirykit/servers, else ~/.cache/expirykit/servers.
+/// EXPIRYKIT_SERVERS_DIR (config().servers_dir), else $XDG_CACHE_HOME/expirykit/servers, else
+/// ~/.cache/expirykit/servers. Throws std::invalid_argument for a bad EXPIRYKIT_* value (config()).
 inline fs::path servers_cache_dir() {
-  if (const auto d = env::get("EXPIRYKIT_SERVERS_DIR")) return *d;
+  if (const auto& d = config().servers_dir) return *d;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "expirykit/servers";
   const char* home = std::getenv("HOME");
   return fs::path(home && *home ? home : "/root") / ".cache/expirykit/servers";
@@ -164,10 +165,11 @@ inline BinaryVersion vet_server_binary(const fs::path& binary) {
                     line + "'; point EXPIRYKIT_SERVER at a valkey-server or redis-server binary");
 }
 
-/// Resolves the binary to run (see the order above). Throws ServerError if none is found.
+/// Resolves the binary to run (see the order above; EXPIRYKIT_SERVER is config().server). Throws
+/// ServerError if none is found, std::invalid_argument for a bad EXPIRYKIT_* value (config()).
 inline fs::path find_server_binary(const fs::path& explicit_path = {}) {
   if (!explicit_path.empty()) return explicit_path;
-  if (const auto chosen = env::get("EXPIRYKIT_SERVER")) {
+  if (const auto chosen = config().server) {
     const std::string& v = *chosen;
     if (v.find('/') == std::string::npos) {
       if (auto p = provisioned_server(v); !p.empty()) return p;

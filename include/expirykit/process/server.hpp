@@ -45,7 +45,7 @@
 #include <boost/process.hpp>
 #include <boost/process/extend.hpp>
 
-#include <expirykit/env.hpp>
+#include <expirykit/config.hpp>
 #include <expirykit/process/discovery.hpp>
 #include <expirykit/process/errors.hpp>
 #include <expirykit/process/options.hpp>
@@ -157,11 +157,12 @@ inline std::vector<Server*> spawned_servers() {
 class Server {
  public:
   /// Finds and vets the binary, creates the temp dir and starts the server (see start()).
-  /// Throws ServerError (binary, dir, port or startup problem) with what to do.
+  /// Throws ServerError (binary, dir, port or startup problem) with what to do;
+  /// std::invalid_argument for a bad EXPIRYKIT_* value (config.hpp).
   explicit Server(ServerOptions opts = {})
       : opts_(std::move(opts)), binary_(find_server_binary(opts_.binary)), version_(vet_server_binary(binary_)),
         dir_(std::make_unique<TempDir>(opts_.temp_root)) {
-    dir_->keep(opts_.keep_dir || env::flag("EXPIRYKIT_KEEP_DIRS"));
+    dir_->keep(opts_.keep_dir || config().keep_dirs);
     reaper_ = std::make_unique<detail::Reaper>(dir().string());
     reaper_->watch_group(0, dir_->kept());
     for (const auto& f : opts_.seed_files) {

@@ -11,8 +11,8 @@
 // own variable), else RapidCheck's random seed; later rounds derive theirs from it. A failure is
 // shrunk within its round and reported with that round's seed and the exact command line that
 // replays it: RC_PARAMS="seed=<round seed>" EXPIRYKIT_PROP_SCALE=<scale> EXPIRYKIT_PROP_SECONDS=0
-// plus the server variable and the test binary and name. Invalid EXPIRYKIT_PROP_* values throw
-// std::invalid_argument (env.hpp).
+// plus the server variables (env::server_assignments(), env.hpp) and the test binary and name.
+// Invalid EXPIRYKIT_PROP_* values throw std::invalid_argument (config.hpp).
 #pragma once
 
 #include <unistd.h>
@@ -34,6 +34,7 @@
 
 #include <rapidcheck.h>
 
+#include <expirykit/config.hpp>
 #include <expirykit/env.hpp>
 #include <expirykit/gen/commands.hpp>
 #include <expirykit/process/server.hpp>
@@ -48,14 +49,14 @@ using state::Cells;
 using state::Step;
 using state::Twin;
 
-/// EXPIRYKIT_PROP_SCALE as a positive factor (default 1). Throws std::invalid_argument if it is
-/// set to anything but a positive number.
-inline double prop_scale() { return env::positive_number("EXPIRYKIT_PROP_SCALE").value_or(1.0); }
+/// EXPIRYKIT_PROP_SCALE as a positive factor (default 1; config().prop_scale). Throws
+/// std::invalid_argument if it is set to anything but a positive number (config()).
+inline double prop_scale() { return config().prop_scale; }
 
 /// A property's wall-clock budget in seconds: EXPIRYKIT_PROP_SECONDS when set (>= 0), else
 /// `default_seconds` x prop_scale(). Throws std::invalid_argument on an invalid value.
 inline double prop_seconds(double default_seconds) {
-  if (auto v = env::nonnegative_number("EXPIRYKIT_PROP_SECONDS")) return *v;
+  if (const auto& v = config().prop_seconds) return *v;
   return default_seconds * prop_scale();
 }
 

@@ -20,7 +20,7 @@
 #include <stdexcept>
 #include <string>
 
-#include <expirykit/env.hpp>
+#include <expirykit/config.hpp>
 #include <expirykit/model/dialect.hpp>
 #include <expirykit/server/identity.hpp>
 
@@ -36,10 +36,11 @@ inline std::optional<model::Dialect> dialect_named(const std::string& name) {
   return d;
 }
 
-/// See the file comment. Throws std::invalid_argument when EXPIRYKIT_DIALECT names no dialect or
-/// one of another flavor.
+/// See the file comment (EXPIRYKIT_DIALECT is config().dialect, config.hpp). Throws
+/// std::invalid_argument when EXPIRYKIT_DIALECT names no dialect or one of another flavor, or for a
+/// bad EXPIRYKIT_* value (config()).
 inline std::optional<model::Dialect> dialect_for(const Identity& id) {
-  if (const auto forced = env::get("EXPIRYKIT_DIALECT")) {
+  if (const auto& forced = config().dialect) {
     auto d = dialect_named(*forced);
     if (!d)
       throw std::invalid_argument("EXPIRYKIT_DIALECT='" + *forced +

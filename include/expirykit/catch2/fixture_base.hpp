@@ -1,0 +1,147 @@
+// expirykit/catch2/fixture_base.hpp: what the kit's Catch2 v3 fixtures share: the capability
+// checks that SKIP with the server named, the model dialect and twin options of the server under
+// test, a node's reset before a test and the after-test check that nodes still answer PING.
+//
+//   class MyFixture : public expirykit::catch2::FixtureBase {
+//    protected:
+//     const expirykit::server::Identity& identity() override { return probe_identity(client_); }
+//     ...
+//   };
+//
+// ServerFixture (catch2/fixture.hpp), ReplicaFixture (catch2/replica_fixture.hpp) and
+// ClusterFixture (catch2/cluster_fixture.hpp) derive from it; a fixture of your own can too. A
+// derived fixture says which server a test checks by overriding identity(); the rest asks it.
+// Which servers a run tests (spawned, or external) is process/under_test.hpp's choice.
+#pragma once
+
+#include <catch2/catch_test_macros.hpp>
+
+#include <chrono>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <expirykit/catch2/verdict_kind.hpp>
+#include <expirykit/model/dialect.hpp>
+#include <expirykit/process/server.hpp>
+#include <expirykit/resp/client.hpp>
+#include <expirykit/server/dialect_choice.hpp>
+#include <expirykit/server/identity.hpp>
+#include <expirykit/state/twin_options.hpp>
+
+namespace expirykit::catch2 {
+
+namespace detail {
+/// "valkey 9.1.2" of the server the last fixture of this binary probed with probe_identity(), for
+/// the verdict lines of fixtures that do not use the shared target (ReplicaFixture,
+/// ClusterFixture); empty before any.
+inline std::string& last_server_identity() {
+  static std::string s;
+  return s;
+}
+}  // namespace detail
+
+class FixtureBase {
+ public:
+  FixtureBase(const FixtureBase&) = delete;
+  FixtureBase& operator=(const FixtureBase&) = delete;
+  virtual ~FixtureBase() = default;
+
+ protected:
+  FixtureBase() = default;
+
+  /// Flavor, version and capabilities of the server this test checks (ServerFixture: the shared
+  /// server; ReplicaFixture: the primary; ClusterFixture: the first primary). May SKIP (a fixture
+  /// that cannot have its servers here) or throw as setting them up does.
+  virtual const server::Identity& identity() = 0;
+
+  /// SKIPs the test on a server without hash field TTLs: NOT SUPPORTED, "not supported by valkey
+  /// 8.0.1: hash field TTLs (HEXPIRE)".
+  void require_field_ttl() { require(identity().caps.field_ttl(), "hash field TTLs (HEXPIRE)"); }
+  /// SKIPs the test unless `have`: NOT SUPPORTED, "not supported by <server>: <what>"
+  /// (catch2/verdict_kind.hpp).
+  void require(bool have, const std::string& what) {
+    if (!have) skip(Verdict::not_supported, "not supported by " + identity().to_string() + ": " + what);
+  }
+  /// SKIPs unless DEBUG is enabled on the server (always so on a server the kit spawns): NOT
+  /// SUPPORTED, "... DEBUG command (enable-debug-command) for <why>".
+  void require_debug(const std::string& why) {
+    require(identity().caps.debug, "DEBUG command (enable-debug-command) for " + why);
+  }
+  /// The model dialect that checks this server (server::dialect_for(identity()): its own, the
+  /// newest older one of its flavor, or EXPIRYKIT_DIALECT's). SKIPs on a server without one: NOT
+  /// SUPPORTED, "... no model dialect (no hash field TTLs)". Throws std::invalid_argument for an
+  /// EXPIRYKIT_DIALECT that names no dialect of the server's flavor.
+  model::Dialect require_dialect() {
+    const auto& id = identity();
+    auto d = server::dialect_for(id);
+    if (!d) skip(Verdict::not_supported, "not supported by " + id.to_string() + ": no model dialect (no hash field TTLs)");
+    return *d;
+  }
+  /// Twin options naming this server (Options::server = identity()): a divergence that is a
+  /// known issue of it is excused and named, not failed (state/known_divergence.hpp).
+  state::TwinOptions twin_options() {
+    state::TwinOptions o;
+    o.server = identity();
+    return o;
+  }
+
+  /// The identity of the server behind `c`, probed the first time this fixture asks (so once per
+  /// test) and remembered for the verdict line (detail::last_server_identity()). For an
+  /// identity() override.
+  const server::Identity& probe_identity(resp::Client& c) {
+    if (!probed_) {
+      probed_ = server::Identity::probe(c);
+      detail::last_server_identity() = probed_->to_string();
+    }
+    return *probed_;
+  }
+
+  /// Before a test: FLUSHALL SYNC on `c` (a refusal FAILs the test: "FLUSHALL SYNC on <what>
+  /// failed: <reply>"), then, when `debug`, active expiry switched back on (DEBUG
+  /// SET-ACTIVE-EXPIRE 1; its reply is not checked).
+  static void reset_node(resp::Client& c, const std::string& what, bool debug = true) {
+    const auto r = c("FLUSHALL", "SYNC");
+    if (r.is_error()) FAIL("FLUSHALL SYNC on " << what << " failed: " << r);
+    if (debug) c("DEBUG", "SET-ACTIVE-EXPIRE", "1");
+  }
+
+  /// True when the kit-spawned node `s` runs and answers PING (1 s to connect, 5 s to answer).
+  static bool answers_ping(process::Server& s) {
+    try {
+      return s.running() && s.client({std::chrono::milliseconds(1000), std::chrono::milliseconds(5000)})("PING").is_status();
+    } catch (const std::exception&) {
+      return false;
+    }
+  }
+  /// "" when answers_ping(s); else why not: its exit status and log tail, or "stopped answering
+  /// PING during this test" and the log tail.
+  static std::string node_trouble(process::Server& s) {
+    if (answers_ping(s)) return "";
+    try {
+      s.check_alive();
+      return "stopped answering PING during this test\n" + s.log_tail();
+    } catch (const std::exception& e) {
+      return e.what();
+    }
+  }
+  /// After a test on nodes shared between tests: for the first of `nodes` in trouble
+  /// (node_trouble()), FAIL_CHECKs "<name(node)> <trouble>" (without throwing) and returns false;
+  /// true when every node answers.
+  static bool nodes_answer(const std::vector<process::Server*>& nodes, const std::function<std::string(process::Server&)>& name) {
+    for (process::Server* s : nodes) {
+      const std::string why = node_trouble(*s);
+      if (why.empty()) continue;
+      FAIL_CHECK(name(*s) << " " << why);
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  std::optional<server::Identity> probed_;
+};
+
+}  // namespace expirykit::catch2
