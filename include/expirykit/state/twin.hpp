@@ -185,7 +185,7 @@ class Twin {
   std::vector<Argv> sent() const {
     std::vector<Argv> out;
     for (const auto& s : history_)
-      if (!s.server.is_status() || s.server.str().rfind("(not sent", 0) != 0) out.push_back(s.argv);
+      if (detail::was_sent(s)) out.push_back(s.argv);
     if (inflight_) out.push_back(*inflight_);
     return out;
   }

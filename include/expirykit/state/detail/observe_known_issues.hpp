@@ -33,6 +33,9 @@ inline Step not_sent(const Argv& argv, const std::string& row_id) {
   return s;
 }
 
+/// Whether step `s` went to the server: every step but one not_sent() made.
+inline bool was_sent(const Step& s) { return !s.server.is_status() || s.server.str().rfind("(not sent", 0) != 0; }
+
 /// When o.server is set: settle_known_divergence for step `s` (the twin's model `ks`, its dialect
 /// `spec`), replaying through `t` (Trial::rerun), reading over `side()`; `counters_match(k)` tells
 /// whether the server's INFO counters are those of model state `k` (nullopt: not observed).
