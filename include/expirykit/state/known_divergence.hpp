@@ -27,18 +27,13 @@
 // other divergence still fails. Rows that cover the server but that no step can show (replicas,
 // persistence, memory) are the suites' business (catch2/known_issue.hpp).
 //
-// Wiring (state::Twin::run, after the spec attempts over the TIME window; `saved` is the model
-// state before the step, `attempt(at)` runs the step against the model at `at`):
+// Wiring (state::Twin's check of a step, after the spec's attempts over the TIME window:
+// state/detail/observe_known_issues.hpp; `trial` holds the model state before the step and
+// Trial::rerun runs the step from it under dialect `d` at `at`: state/detail/trial.hpp):
 //
-//   if (opt_.server) {
-//     const model::Dialect spec = d_;
-//     settle_known_divergence(*opt_.server, spec, s, ks_, side(), max_window_ms,
-//                             [&](const model::Dialect& d, int64_t at) {
-//                               d_ = d; ks_ = saved;
-//                               try { attempt(at); } catch (...) { d_ = spec; throw; }
-//                               d_ = spec; s.model_at_ms = at;
-//                             });
-//   }
+//   settle_known_divergence(*opt_.server, d_, s, ks_, side(), max_window_ms,
+//                           [&trial](const model::Dialect& d, int64_t at) { trial.rerun(d, at); },
+//                           [this](const model::Keyspace& k) { return counters_match(k); });
 #pragma once
 
 #include <algorithm>

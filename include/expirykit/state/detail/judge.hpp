@@ -1,17 +1,17 @@
-// expirykit/state/detail/judge.hpp (internal to state::Twin): one step's verdict, asked of each observation in turn: the reply
+// expirykit/state/detail/judge.hpp (internal to state::Twin): the verdict of one attempt of the
+// model at a step (state/detail/trial.hpp), asked of each observation in turn: the reply
 // (state/replies.hpp: exact, with the clock-dependent replies inside the TIME window and the
-// unordered ones as sets), the keyspace notifications (observe/keyspace_events.hpp; a difference
-// a known issue of the server under test explains is excused and named: state/known_divergence.hpp)
-// and the CLIENT TRACKING invalidations (observe/tracking.hpp). The model's side goes through the
-// options' test hooks first (state/twin_options.hpp).
+// unordered ones as sets), the keyspace notifications (state/detail/observe_events.hpp) and the
+// CLIENT TRACKING invalidations (state/detail/observe_tracking.hpp). The model's side goes through
+// the options' test hooks first (state/twin_options.hpp). A new observation of every step is
+// one more header beside those, asked here.
 #pragma once
 
 #include <string>
 
-#include <expirykit/observe/keyspace_events.hpp>
-#include <expirykit/observe/tracking.hpp>
-#include <expirykit/state/known_divergence.hpp>
 #include <expirykit/state/detail/model_step.hpp>
+#include <expirykit/state/detail/observe_events.hpp>
+#include <expirykit/state/detail/observe_tracking.hpp>
 #include <expirykit/state/replies.hpp>
 #include <expirykit/state/step.hpp>
 #include <expirykit/state/twin_options.hpp>
@@ -28,18 +28,9 @@ inline void judge_step(const TwinOptions& o, const std::string& event_flags, con
   if (o.mutate_model_events) o.mutate_model_events(argv, s.model_events);
   s.ok = mc.batch && s.model.is_array() ? batch_match(*mc.batch, s.model, s.server, o.time_tolerance_ms)
                                         : replies_match(argv, s.model, s.server, o.time_tolerance_ms);
-  s.events_diff.clear();
   s.known_issue.clear();
-  if (s.server_events) {
-    s.events_diff = observe::compare_events(s.model_events, *s.server_events, event_flags);
-    if (!s.events_diff.empty() && o.server) s.known_issue = events_excuse(*o.server, argv, mc.batch);
-    s.ok = s.ok && (s.events_diff.empty() || !s.known_issue.empty());
-  }
-  s.tracking_diff.clear();
-  if (s.server_invalidations) {
-    s.tracking_diff = observe::compare_invalidations(s.model_invalidations, *s.server_invalidations);
-    s.ok = s.ok && s.tracking_diff.empty();
-  }
+  judge_events(o, event_flags, mc, s);
+  judge_tracking(s);
 }
 
 }  // namespace expirykit::state::detail

@@ -1,6 +1,9 @@
-// expirykit/state/detail/model_step.hpp (internal to state::Twin): one command of state::Twin::run() (state/twin.hpp) as the model
-// runs it at one millisecond: its reply, the keyspace notifications it emits
-// (model/effects.hpp) and the CLIENT TRACKING invalidations they send (model/tracking.hpp).
+// expirykit/state/detail/model_step.hpp (internal to state::Twin): what the model executes for a
+// command of state::Twin::run() (state/twin.hpp): the command itself, the queued commands of the
+// transaction its EXEC closes, or the commands packed in the kit's sequence script (ModelCommand,
+// plan_batch); and the command as the model runs it at one millisecond: its reply, the keyspace
+// notifications it emits (model/effects.hpp) and the CLIENT TRACKING invalidations they send
+// (model/tracking.hpp).
 //
 // A batch (the queued commands of an EXEC, the commands packed in the kit's sequence script:
 // model/batch.hpp) runs command by command at the same millisecond (time is frozen in a
@@ -30,6 +33,35 @@ struct ModelCommand {
   bool in_script = false;
   TransactionControl tx;
 };
+
+/// `argv` (its DUMP reference resolved: state/detail/dump_ref.hpp) with its upper-case name;
+/// what it executes is planned by plan_batch().
+inline ModelCommand model_command(Argv argv) {
+  ModelCommand mc;
+  mc.argv = std::move(argv);
+  if (!mc.argv.empty()) mc.name = model::upper(mc.argv[0]);
+  return mc;
+}
+
+/// Whether the command named `upper_name` ends a transaction (sent inside one, it is not queued).
+inline bool ends_transaction(const std::string& upper_name) { return upper_name == "EXEC" || upper_name == "DISCARD"; }
+
+/// What `mc` executes, given the twin's open transaction `tx`: the queued commands of the
+/// transaction its EXEC closes (with whether one was refused or is unmodelled), the commands
+/// packed in the kit's sequence script (EVAL / FCALL: model/batch.hpp, mc.in_script), or itself
+/// (no batch).
+inline void plan_batch(ModelCommand& mc, const std::optional<Transaction>& tx) {
+  const std::string& u = mc.name;
+  mc.tx.closes = ends_transaction(u) && tx;
+  if (u == "EXEC" && tx) {
+    mc.batch = tx->queued;
+    mc.tx.aborted = tx->aborted;
+    mc.tx.unmodelled = tx->unmodelled;
+  } else if (u == "EVAL" || u == "FCALL") {
+    mc.batch = model::sequence_eval_commands(mc.argv);
+    mc.in_script = mc.batch.has_value();
+  }
+}
 
 /// The entry the command's key names, for TrackingFacts::key_changed. An empty hash (only
 /// valkey-copy-skips-expired-fields makes one) counts as missing: Valkey 9.1.2's HSETEX with a

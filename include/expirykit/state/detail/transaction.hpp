@@ -74,4 +74,15 @@ inline std::optional<Reply> control_reply(const std::string& upper_name, const T
   return std::nullopt;
 }
 
+/// After the server answered a command of the twin (`t` its place in a transaction): a MULTI it
+/// accepted (`opened`, at server time `before_ms`, Unix ms) opens `tx` and sets t.opened; the
+/// EXEC / DISCARD that closes `tx` (t.closes) ends it.
+inline void follow_transaction(std::optional<Transaction>& tx, TransactionControl& t, bool opened, int64_t before_ms) {
+  if (opened) {
+    tx = Transaction{before_ms, {}, false, false};
+    t.opened = true;
+  }
+  if (t.closes) tx.reset();
+}
+
 }  // namespace expirykit::state::detail
