@@ -9,15 +9,15 @@
 #include <cstdio>
 #include <cstring>
 
-#define EXPIRYKIT_TOOL(n) \
+#define TOOL_PROGRAM(n) \
   namespace expirykit_tools::n { \
   int run(int argc, char** argv); \
   }
-EXPIRYKIT_TOOL(differential)
-EXPIRYKIT_TOOL(fault_proxy)
-EXPIRYKIT_TOOL(release_report)
-EXPIRYKIT_TOOL(report)
-#undef EXPIRYKIT_TOOL
+TOOL_PROGRAM(differential)
+TOOL_PROGRAM(fault_proxy)
+TOOL_PROGRAM(release_report)
+TOOL_PROGRAM(report)
+#undef TOOL_PROGRAM
 
 namespace {
 struct Program {

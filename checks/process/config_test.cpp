@@ -6,6 +6,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -215,7 +216,10 @@ TEST_CASE("config() from several threads while the environment is read again", "
         ++reads;
       }
     });
-  for (int i = 0; i < 200; ++i) {
+  // At least 200 reloads, and on until the readers have read while reloads went on (on a loaded
+  // machine they may not have been scheduled yet after 200; 10 s at most).
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < 200 || (reads < 100 && std::chrono::steady_clock::now() - start < std::chrono::seconds(10)); ++i) {
     ::setenv("EXPIRYKIT_PROP_SCALE", i % 2 ? "2" : "3", 1);  // only this thread touches the environment
     expirykit::reload_config();
   }
