@@ -135,7 +135,9 @@ inline rc::Gen<Argv> field_query_command() {
     static const auto keys = key_name();
     static const auto fields = field_list();
     Argv a{*names, *keys};
-    detail::fields_block(a, *fields, false, *detail::in_range<0, 12>() == 0);
+    // Drawn before the fields, as GCC's right-to-left arguments did when both were arguments.
+    const bool mistakes = *detail::in_range<0, 12>() == 0;
+    detail::fields_block(a, *fields, false, mistakes);
     return a;
   }));
 }
@@ -331,7 +333,8 @@ inline rc::Gen<Argv> command(const model::Dialect& d) {
   if (d.has_hgetdel)
     alts.push_back({6, rc::gen::exec([] {
                       Argv a{"HGETDEL", *key_name()};
-                      detail::fields_block(a, *field_list(3), false, *detail::in_range<0, 12>() == 0);
+                      const bool mistakes = *detail::in_range<0, 12>() == 0;  // before the fields (field_query_command)
+                      detail::fields_block(a, *field_list(3), false, mistakes);
                       return a;
                     })});
   return detail::weighted(std::move(alts));
