@@ -154,8 +154,9 @@ int run(int argc, char** argv) {
     rc::Random random(s);
     state::ReleaseComparison all;
     std::vector<std::string> crashes;
+    const auto g = gen::property_sequence(*d, 40);
     for (long i = 0; i < sequences; ++i) {
-      const auto cmds = gen::property_sequence(*d, 40)(random.split(), 40).value();
+      const auto cmds = g(random.split(), 40).value();
       auto r = state::run_release_comparison(*a.twin, *b.twin, cmds);
       all.commands += r.commands;
       for (auto& [id, n] : r.known_issues) all.known_issues[id] += n;

@@ -11,9 +11,18 @@
 // Every generated time is either far from "now" or clearly past, so a sequence is deterministic;
 // the main property's property_sequence() adds setups whose fields expire during a server sleep
 // (DEBUG SLEEP), deterministic too.
+// Speed: each generator builds its parts (the generators it draws from) once, when it is made,
+// and keeps of the Dialect only what it reads; a draw then runs RapidCheck's picks and little
+// else (bench_checker "gen"). The picks, their order and their generators are what they were,
+// so a seed gives the same sequences and the same shrinks.
 #pragma once
 
+#include <array>
+#include <cstddef>
+#include <iterator>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <rapidcheck.h>
@@ -31,17 +40,37 @@ using resp::Argv;
 namespace detail {
 inline void append(Argv& a, const std::vector<std::string>& more) { a.insert(a.end(), more.begin(), more.end()); }
 
+/// rc::gen::inRange(lo, hi), built once for the program.
+template <int lo, int hi>
+const rc::Gen<int>& in_range() {
+  static const rc::Gen<int> g = rc::gen::inRange(lo, hi);
+  return g;
+}
+
+/// time_arg(t, d) for the four forms, by TimeArg{seconds, absolute}: {s, rel} (EX), {ms, rel}
+/// (PX), {s, abs} (EXAT), {ms, abs} (PXAT).
+using TimeGens = std::array<rc::Gen<std::string>, 4>;
+inline std::shared_ptr<const TimeGens> time_gens(const model::Dialect& d) {
+  return std::make_shared<const TimeGens>(TimeGens{time_arg(TimeArg{true, false}, d), time_arg(TimeArg{false, false}, d),
+                                                   time_arg(TimeArg{true, true}, d), time_arg(TimeArg{false, true}, d)});
+}
+
 /// One of `alts`, picked by weight (the same draw and shrinking as before it was shared).
 inline rc::Gen<Argv> weighted(std::vector<std::pair<std::size_t, rc::Gen<Argv>>> alts) {
-  return full(rc::gen::exec([alts] {
-    std::size_t total = 0;
-    for (const auto& [w, g] : alts) total += w;
-    std::size_t pick = *rc::gen::inRange<std::size_t>(0, total);
-    for (const auto& [w, g] : alts) {
+  struct Parts {
+    std::vector<std::pair<std::size_t, rc::Gen<Argv>>> alts;
+    rc::Gen<std::size_t> pick;
+  };
+  std::size_t total = 0;
+  for (const auto& [w, g] : alts) total += w;
+  auto p = std::make_shared<const Parts>(Parts{std::move(alts), rc::gen::inRange<std::size_t>(0, total)});
+  return full(rc::gen::exec([p] {
+    std::size_t pick = *p->pick;
+    for (const auto& [w, g] : p->alts) {
       if (pick < w) return *g;
       pick -= w;
     }
-    return *alts.back().second;
+    return *p->alts.back().second;
   }));
 }
 
@@ -56,41 +85,43 @@ inline const std::vector<std::string>& extreme_numfields() {
 /// "FIELDS n f1 .. fn" (with values when `values`), sometimes malformed when `mistakes`; when
 /// `extremes`, 1 in 12 gives numfields one of extreme_numfields() (with the fields as drawn).
 inline void fields_block(Argv& a, const std::vector<std::string>& fields, bool values, bool mistakes, bool extremes = true) {
+  static const auto kinds = rc::gen::weightedElement<int>({{90, 0}, {3, 1}, {3, 2}, {2, 3}, {2, 4}});
+  static const auto words = rc::gen::elementOf(std::vector<std::string>{"FIELD", "NX", "fields"});
+  static const auto off_by_one = rc::gen::elementOf(std::vector<int>{-1, 1}), zero = rc::gen::elementOf(std::vector<int>{0, -1});
+  static const auto extreme = rc::gen::elementOf(extreme_numfields());
+  static const auto values_g = value();
   int n = static_cast<int>(fields.size());
-  const int kind = mistakes ? *rc::gen::weightedElement<int>({{90, 0}, {3, 1}, {3, 2}, {2, 3}, {2, 4}}) : 0;
+  const int kind = mistakes ? *kinds : 0;
   if (kind == 4) return;  // FIELDS block missing entirely
-  a.push_back(kind == 3 ? *rc::gen::elementOf(std::vector<std::string>{"FIELD", "NX", "fields"}) : "FIELDS");
-  if (kind == 1) n += *rc::gen::elementOf(std::vector<int>{-1, 1});
-  if (kind == 2) n = *rc::gen::elementOf(std::vector<int>{0, -1});
-  if (extremes && *rc::gen::inRange(0, 12) == 0) {
-    a.push_back(*rc::gen::elementOf(extreme_numfields()));
-    for (const auto& f : fields) {
-      a.push_back(f);
-      if (values) a.push_back(*value());
-    }
-    return;
-  }
-  a.push_back(std::to_string(n));
+  a.push_back(kind == 3 ? *words : "FIELDS");
+  if (kind == 1) n += *off_by_one;
+  if (kind == 2) n = *zero;
+  const bool extreme_n = extremes && *in_range<0, 12>() == 0;
+  a.push_back(extreme_n ? *extreme : std::to_string(n));
   for (const auto& f : fields) {
     a.push_back(f);
-    if (values) a.push_back(*value());
+    if (values) a.push_back(*values_g);
   }
 }
 }  // namespace detail
 
 /// One HEXPIRE-family command.
 inline rc::Gen<Argv> hexpire_command(const model::Dialect& d) {
-  return full(rc::gen::exec([d] {
-    const int which = *rc::gen::inRange(0, 4);
+  return full(rc::gen::exec([times = detail::time_gens(d)] {
+    using detail::in_range;
+    static const auto keys = key_name();
+    static const auto fields = field_list();
+    static const auto extra = rc::gen::elementOf(std::vector<std::string>{"NX", "GT", "XX", "FOO"});
+    const int which = *in_range<0, 4>();
     static const char* names[] = {"HEXPIRE", "HPEXPIRE", "HEXPIREAT", "HPEXPIREAT"};
-    TimeArg t{which == 0 || which == 2, which >= 2};
-    Argv a{names[which], *key_name(), *time_arg(t, d)};
-    const bool mistakes = *rc::gen::inRange(0, 10) == 0;
-    auto cond = *rc::gen::inRange(0, 5);  // none, NX, XX, GT, LT: each a row of state/coverage.hpp
+    // which: seconds for 0 and 2, absolute for 2 and 3 (detail::time_gens' order)
+    Argv a{names[which], *keys, *(*times)[static_cast<std::size_t>(which)]};
+    const bool mistakes = *in_range<0, 10>() == 0;
+    auto cond = *in_range<0, 5>();  // none, NX, XX, GT, LT: each a row of state/coverage.hpp
     static const char* conds[] = {"", "NX", "XX", "GT", "LT"};
     if (cond) a.push_back(conds[cond]);
-    if (mistakes && *rc::gen::inRange(0, 2)) a.push_back(*rc::gen::elementOf(std::vector<std::string>{"NX", "GT", "XX", "FOO"}));
-    detail::fields_block(a, *field_list(), false, mistakes);
+    if (mistakes && *in_range<0, 2>()) a.push_back(*extra);
+    detail::fields_block(a, *fields, false, mistakes);
     return a;
   }));
 }
@@ -99,31 +130,37 @@ inline rc::Gen<Argv> hexpire_command(const model::Dialect& d) {
 inline rc::Gen<Argv> field_query_command() {
   return full(rc::gen::exec([] {
     // HPERSIST twice: it is a row of state/coverage.hpp on its own, the other four share one.
-    Argv a{*rc::gen::elementOf(std::vector<std::string>{"HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST", "HPERSIST"}),
-           *key_name()};
-    detail::fields_block(a, *field_list(), false, *rc::gen::inRange(0, 12) == 0);
+    static const auto names =
+        rc::gen::elementOf(std::vector<std::string>{"HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST", "HPERSIST"});
+    static const auto keys = key_name();
+    static const auto fields = field_list();
+    Argv a{*names, *keys};
+    // Drawn before the fields, as GCC's right-to-left arguments did when both were arguments.
+    const bool mistakes = *detail::in_range<0, 12>() == 0;
+    detail::fields_block(a, *fields, false, mistakes);
     return a;
   }));
 }
 
 /// One HSETEX command (key-level NX/XX are generated for every dialect: an error where absent).
 inline rc::Gen<Argv> hsetex_command(const model::Dialect& d) {
-  return full(rc::gen::exec([d] {
+  return full(rc::gen::exec([times = detail::time_gens(d)] {
+    static const auto key_conds = rc::gen::weightedElement<int>({{85, 0}, {8, 1}, {7, 2}});
+    static const auto extra = rc::gen::elementOf(std::vector<Argv>{{"FNX"}, {"EX", "10"}, {"KEEPTTL"}, {"PERSIST"}, {"FOO"}});
     Argv a{"HSETEX", *key_name()};
-    const bool mistakes = *rc::gen::inRange(0, 10) == 0;
+    const bool mistakes = *detail::in_range<0, 10>() == 0;
     std::vector<Argv> opts;
-    const int key_cond = *rc::gen::weightedElement<int>({{85, 0}, {8, 1}, {7, 2}});
+    const int key_cond = *key_conds;
     if (key_cond) opts.push_back({key_cond == 1 ? "NX" : "XX"});
     // Each FNX/FXX/none x expiry form is a row of state/coverage.hpp: drawn evenly.
-    const int fcond = *rc::gen::inRange(0, 3);
+    const int fcond = *detail::in_range<0, 3>();
     if (fcond) opts.push_back({fcond == 1 ? "FNX" : "FXX"});
-    const int exp = *rc::gen::inRange(0, 6);
+    const int exp = *detail::in_range<0, 6>();
     static const char* exps[] = {"", "EX", "PX", "EXAT", "PXAT", "KEEPTTL"};
     if (exp == 5) opts.push_back({"KEEPTTL"});
-    else if (exp) opts.push_back({exps[exp], *time_arg(TimeArg{exp == 1 || exp == 3, exp >= 3}, d)});
-    if (mistakes && *rc::gen::inRange(0, 2))
-      opts.push_back(*rc::gen::elementOf(std::vector<Argv>{{"FNX"}, {"EX", "10"}, {"KEEPTTL"}, {"PERSIST"}, {"FOO"}}));
-    if (opts.size() > 1 && *rc::gen::inRange(0, 3) == 0) std::swap(opts.front(), opts.back());  // any order
+    else if (exp) opts.push_back({exps[exp], *(*times)[static_cast<std::size_t>(exp - 1)]});  // EX, PX, EXAT, PXAT
+    if (mistakes && *detail::in_range<0, 2>()) opts.push_back(*extra);
+    if (opts.size() > 1 && *detail::in_range<0, 3>() == 0) std::swap(opts.front(), opts.back());  // any order
     for (const auto& o : opts) detail::append(a, o);
     detail::fields_block(a, *field_list(3), true, mistakes);
     return a;
@@ -132,14 +169,15 @@ inline rc::Gen<Argv> hsetex_command(const model::Dialect& d) {
 
 /// One HGETEX command.
 inline rc::Gen<Argv> hgetex_command(const model::Dialect& d) {
-  return full(rc::gen::exec([d] {
+  return full(rc::gen::exec([times = detail::time_gens(d)] {
+    static const auto extra = rc::gen::elementOf(std::vector<std::string>{"PERSIST", "KEEPTTL"});
     Argv a{"HGETEX", *key_name()};
-    const bool mistakes = *rc::gen::inRange(0, 10) == 0;
-    const int exp = *rc::gen::inRange(0, 6);  // each form a row of state/coverage.hpp
+    const bool mistakes = *detail::in_range<0, 10>() == 0;
+    const int exp = *detail::in_range<0, 6>();  // each form a row of state/coverage.hpp
     static const char* exps[] = {"", "EX", "PX", "EXAT", "PXAT", "PERSIST"};
     if (exp == 5) a.push_back("PERSIST");
-    else if (exp) detail::append(a, {exps[exp], *time_arg(TimeArg{exp == 1 || exp == 3, exp >= 3}, d)});
-    if (mistakes && *rc::gen::inRange(0, 2)) a.push_back(*rc::gen::elementOf(std::vector<std::string>{"PERSIST", "KEEPTTL"}));
+    else if (exp) detail::append(a, {exps[exp], *(*times)[static_cast<std::size_t>(exp - 1)]});  // EX, PX, EXAT, PXAT
+    if (mistakes && *detail::in_range<0, 2>()) a.push_back(*extra);
     detail::fields_block(a, *field_list(), false, mistakes);
     return a;
   }));
@@ -148,12 +186,20 @@ inline rc::Gen<Argv> hgetex_command(const model::Dialect& d) {
 /// The classic hash commands.
 inline rc::Gen<Argv> hash_command() {
   return full(rc::gen::exec([] {
+    static const auto forms =
+        rc::gen::weightedElement<int>({{16, 0}, {4, 1}, {4, 2}, {8, 3}, {5, 4}, {6, 5}, {4, 6}, {7, 7}, {7, 8}, {4, 9}, {4, 10}, {2, 11}});
+    static const auto exists_strlen = rc::gen::elementOf(std::vector<std::string>{"HEXISTS", "HSTRLEN"});
+    static const auto getall = rc::gen::elementOf(std::vector<std::string>{"HGETALL", "HGETALL", "HKEYS", "HVALS"});
+    static const auto incr = rc::gen::weightedOneOf<std::string>(
+        {{9, rc::gen::map(rc::gen::inRange(-100, 100), [](int v) { return std::to_string(v); })},
+         {1, rc::gen::elementOf(std::vector<std::string>{"1.5", "x", "9223372036854775807"})}});
+    static const auto incr_float = rc::gen::elementOf(std::vector<std::string>{"0.5", "-1.25", "2", "1e2", "x"});
     const std::string k = *key_name();
-    switch (*rc::gen::weightedElement<int>({{16, 0}, {4, 1}, {4, 2}, {8, 3}, {5, 4}, {6, 5}, {4, 6}, {7, 7}, {7, 8}, {4, 9}, {4, 10}, {2, 11}})) {
+    switch (*forms) {
       case 0: {
         Argv a{"HSET", k};
         for (const auto& f : *field_list(3)) detail::append(a, {f, *value()});
-        if (*rc::gen::inRange(0, 40) == 0) a.pop_back();  // odd argument count
+        if (*detail::in_range<0, 40>() == 0) a.pop_back();  // odd argument count
         return a;
       }
       case 1: {
@@ -174,14 +220,10 @@ inline rc::Gen<Argv> hash_command() {
         return a;
       }
       case 6: return Argv{"HLEN", k};
-      case 7: return Argv{*rc::gen::elementOf(std::vector<std::string>{"HEXISTS", "HSTRLEN"}), k, *field_name()};
-      case 8: return Argv{*rc::gen::elementOf(std::vector<std::string>{"HGETALL", "HGETALL", "HKEYS", "HVALS"}), k};
-      case 9:
-        return Argv{"HINCRBY", k, *field_name(),
-                    *rc::gen::weightedOneOf<std::string>({{9, rc::gen::map(rc::gen::inRange(-100, 100), [](int v) { return std::to_string(v); })},
-                                                          {1, rc::gen::elementOf(std::vector<std::string>{"1.5", "x", "9223372036854775807"})}})};
-      case 10:
-        return Argv{"HINCRBYFLOAT", k, *field_name(), *rc::gen::elementOf(std::vector<std::string>{"0.5", "-1.25", "2", "1e2", "x"})};
+      case 7: return Argv{*exists_strlen, k, *field_name()};
+      case 8: return Argv{*getall, k};
+      case 9: return Argv{"HINCRBY", k, *field_name(), *incr};
+      case 10: return Argv{"HINCRBYFLOAT", k, *field_name(), *incr_float};
       default: return Argv{"HLEN"};  // arity error
     }
   }));
@@ -190,30 +232,36 @@ inline rc::Gen<Argv> hash_command() {
 /// Key-level commands.
 inline rc::Gen<Argv> key_command() {
   return full(rc::gen::exec([] {
+    static const auto forms = rc::gen::weightedElement<int>({{4, 0}, {3, 1}, {3, 2}, {9, 3}, {2, 4}, {4, 5}, {2, 6}, {2, 7}, {2, 8}, {2, 9}});
+    static const auto set_keys = rc::gen::weightedElement<std::string>({{6, "s1"}, {1, "h1"}});
+    static const auto seconds = rc::gen::map(rc::gen::inRange(1000, 1000000), [](int v) { return std::to_string(v); });
+    static const auto expire_seconds =
+        rc::gen::weightedOneOf<std::string>({{8, rc::gen::map(rc::gen::inRange(1000, 1000000), [](int v) { return std::to_string(v); })},
+                                             {2, rc::gen::elementOf(std::vector<std::string>{"0", "-1"})}});
+    static const auto conds = rc::gen::elementOf(std::vector<std::string>{"NX", "XX", "GT", "LT"});
+    static const auto ttl_pttl = rc::gen::elementOf(std::vector<std::string>{"TTL", "PTTL"});
     const std::string k = *key_name();
-    switch (*rc::gen::weightedElement<int>({{4, 0}, {3, 1}, {3, 2}, {9, 3}, {2, 4}, {4, 5}, {2, 6}, {2, 7}, {2, 8}, {2, 9}})) {
+    switch (*forms) {
       case 0: return Argv{"DEL", k};
       case 1: return Argv{"EXISTS", k, *key_name()};
       case 2: return Argv{"TYPE", k};
       case 3: {
-        Argv a{"SET", *rc::gen::weightedElement<std::string>({{6, "s1"}, {1, "h1"}}), *value()};
-        if (*rc::gen::inRange(0, 3) == 0)
-          detail::append(a, {"EX", *rc::gen::map(rc::gen::inRange(1000, 1000000), [](int v) { return std::to_string(v); })});
+        Argv a{"SET", *set_keys, *value()};
+        if (*detail::in_range<0, 3>() == 0) detail::append(a, {"EX", *seconds});
         return a;
       }
       case 4: return Argv{"GET", k};
       case 5: {
-        Argv a{"EXPIRE", k, *rc::gen::weightedOneOf<std::string>({{8, rc::gen::map(rc::gen::inRange(1000, 1000000), [](int v) { return std::to_string(v); })},
-                                                                  {2, rc::gen::elementOf(std::vector<std::string>{"0", "-1"})}})};
-        if (*rc::gen::inRange(0, 3) == 0) a.push_back(*rc::gen::elementOf(std::vector<std::string>{"NX", "XX", "GT", "LT"}));
+        Argv a{"EXPIRE", k, *expire_seconds};
+        if (*detail::in_range<0, 3>() == 0) a.push_back(*conds);
         return a;
       }
       case 6: return Argv{"PERSIST", k};
-      case 7: return Argv{*rc::gen::elementOf(std::vector<std::string>{"TTL", "PTTL"}), k};
+      case 7: return Argv{*ttl_pttl, k};
       case 8: return Argv{"RENAME", k, *key_name()};
       default: {
         Argv a{"COPY", k, *key_name()};
-        if (*rc::gen::inRange(0, 2)) a.push_back("REPLACE");
+        if (*detail::in_range<0, 2>()) a.push_back("REPLACE");
         return a;
       }
     }
@@ -225,29 +273,36 @@ inline rc::Gen<Argv> key_command() {
 /// RESTORE of a key's DUMP payload (named `@dump:<key>`, resolved by state::Twin).
 inline rc::Gen<Argv> around_command() {
   return full(rc::gen::exec([] {
+    static const auto forms = rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {2, 2}, {1, 3}, {3, 4}, {2, 5}, {2, 6}, {1, 7}, {3, 8}, {4, 9}});
+    static const auto counts = rc::gen::elementOf(std::vector<std::string>{"0", "1", "2", "5", "-1", "-3", "-6", "x"});
+    static const auto withvalues = rc::gen::weightedElement<std::string>({{9, "WITHVALUES"}, {1, "VALUES"}});
+    static const auto scan_counts = rc::gen::elementOf(std::vector<std::string>{"1", "10", "0"});
+    static const auto move_dbs = rc::gen::weightedElement<std::string>({{9, "1"}, {1, "0"}});
+    static const auto abs_ttls = rc::gen::elementOf(std::vector<std::string>{"1", "4102444800000"});
+    static const auto rel_ttls = rc::gen::elementOf(std::vector<std::string>{"0", "0", "100000000"});
     const std::string k = *key_name();
-    switch (*rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {2, 2}, {1, 3}, {3, 4}, {2, 5}, {2, 6}, {1, 7}, {3, 8}, {4, 9}})) {
+    switch (*forms) {
       case 0: {
         Argv a{"HRANDFIELD", k};
-        if (*rc::gen::inRange(0, 4)) {
-          a.push_back(*rc::gen::elementOf(std::vector<std::string>{"0", "1", "2", "5", "-1", "-3", "-6", "x"}));
-          if (*rc::gen::inRange(0, 2)) a.push_back(*rc::gen::weightedElement<std::string>({{9, "WITHVALUES"}, {1, "VALUES"}}));
+        if (*detail::in_range<0, 4>()) {
+          a.push_back(*counts);
+          if (*detail::in_range<0, 2>()) a.push_back(*withvalues);
         }
         return a;
       }
       case 1: {
         Argv a{"HSCAN", k, "0"};
-        if (*rc::gen::inRange(0, 3) == 0) detail::append(a, {"COUNT", *rc::gen::elementOf(std::vector<std::string>{"1", "10", "0"})});
-        if (*rc::gen::inRange(0, 2)) a.push_back("NOVALUES");
+        if (*detail::in_range<0, 3>() == 0) detail::append(a, {"COUNT", *scan_counts});
+        if (*detail::in_range<0, 2>()) a.push_back("NOVALUES");
         return a;
       }
       case 2: return Argv{"UNLINK", k, *key_name()};
       case 3: return Argv{"DBSIZE"};
       case 4: return Argv{"OBJECT", "ENCODING", k};
-      case 5: return Argv{"MOVE", k, *rc::gen::weightedElement<std::string>({{9, "1"}, {1, "0"}})};
+      case 5: return Argv{"MOVE", k, *move_dbs};
       case 6: {
         Argv a{"COPY", k, *key_name(), "DB", "1"};
-        if (*rc::gen::inRange(0, 2)) a.push_back("REPLACE");
+        if (*detail::in_range<0, 2>()) a.push_back("REPLACE");
         return a;
       }
       case 7: return Argv{"SWAPDB", "0", "1"};
@@ -255,14 +310,11 @@ inline rc::Gen<Argv> around_command() {
       default: {
         // The payload of DUMP <source> taken when the command runs (state::Twin::dump_ref).
         // TTLs far or clearly past (ABSTTL 1), never near "now".
-        const bool abs = *rc::gen::inRange(0, 4) == 0;
-        Argv a{"RESTORE", *key_name(),
-               abs ? *rc::gen::elementOf(std::vector<std::string>{"1", "4102444800000"})
-                   : *rc::gen::elementOf(std::vector<std::string>{"0", "0", "100000000"}),
-               std::string("@dump:") + k};
-        if (*rc::gen::inRange(0, 2)) a.push_back("REPLACE");
+        const bool abs = *detail::in_range<0, 4>() == 0;
+        Argv a{"RESTORE", *key_name(), abs ? *abs_ttls : *rel_ttls, std::string("@dump:") + k};
+        if (*detail::in_range<0, 2>()) a.push_back("REPLACE");
         if (abs) a.push_back("ABSTTL");
-        if (*rc::gen::inRange(0, 6) == 0) detail::append(a, {"IDLETIME", "10"});
+        if (*detail::in_range<0, 6>() == 0) detail::append(a, {"IDLETIME", "10"});
         return a;
       }
     }
@@ -281,7 +333,8 @@ inline rc::Gen<Argv> command(const model::Dialect& d) {
   if (d.has_hgetdel)
     alts.push_back({6, rc::gen::exec([] {
                       Argv a{"HGETDEL", *key_name()};
-                      detail::fields_block(a, *field_list(3), false, *rc::gen::inRange(0, 12) == 0);
+                      const bool mistakes = *detail::in_range<0, 12>() == 0;  // before the fields (field_query_command)
+                      detail::fields_block(a, *field_list(3), false, mistakes);
                       return a;
                     })});
   return detail::weighted(std::move(alts));
@@ -292,11 +345,12 @@ inline rc::Gen<Argv> command(const model::Dialect& d) {
 /// server clock past each such deadline before the next command (state/durability.hpp), so
 /// that later commands meet logically expired, unreclaimed fields deterministically.
 inline rc::Gen<Argv> near_ttl_command(const model::Dialect& d) {
-  return full(rc::gen::exec([d] {
-    const std::string ms = std::to_string(*rc::gen::inRange(1, 21));
+  return full(rc::gen::exec([has_hsetex = d.has_hsetex, has_hgetex = d.has_hgetex] {
+    static const auto forms = rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {1, 2}});
+    const std::string ms = std::to_string(*detail::in_range<1, 21>());
     const std::string k = *key_name();
-    int which = *rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {1, 2}});
-    if ((which == 1 && !d.has_hsetex) || (which == 2 && !d.has_hgetex)) which = 0;
+    int which = *forms;
+    if ((which == 1 && !has_hsetex) || (which == 2 && !has_hgetex)) which = 0;
     Argv a;
     if (which == 0) a = {"HPEXPIRE", k, ms};
     if (which == 1) a = {"HSETEX", k, "PX", ms};
@@ -328,15 +382,22 @@ inline rc::Gen<Argv> batchable_command(const model::Dialect& d) {
 /// over 1..4 commands
 /// (model/batch.hpp: time is frozen for the whole block in both).
 inline rc::Gen<std::vector<Argv>> chunk(const model::Dialect& d) {
-  return full(rc::gen::exec([d] {
-    const int kind = *rc::gen::weightedElement<int>({{23, 0}, {1, 1}, {1, 2}});
-    if (kind == 0) return std::vector<Argv>{*command(d)};
-    auto inner = *rc::gen::resize(4, rc::gen::nonEmpty(rc::gen::container<std::vector<Argv>>(batchable_command(d))));
+  struct Parts {
+    rc::Gen<Argv> one;
+    rc::Gen<std::vector<Argv>> batch;
+  };
+  auto p = std::make_shared<const Parts>(
+      Parts{command(d), rc::gen::resize(4, rc::gen::nonEmpty(rc::gen::container<std::vector<Argv>>(batchable_command(d))))});
+  return full(rc::gen::exec([p] {
+    static const auto kinds = rc::gen::weightedElement<int>({{23, 0}, {1, 1}, {1, 2}});
+    const int kind = *kinds;
+    if (kind == 0) return std::vector<Argv>{*p->one};
+    auto inner = *p->batch;
     if (kind == 2)
-      return std::vector<Argv>{*rc::gen::inRange(0, 2) ? model::sequence_eval(inner) : model::sequence_fcall(inner)};
+      return std::vector<Argv>{*detail::in_range<0, 2>() ? model::sequence_eval(inner) : model::sequence_fcall(inner)};
     std::vector<Argv> out{{"MULTI"}};
     out.insert(out.end(), inner.begin(), inner.end());
-    out.push_back({*rc::gen::inRange(0, 8) == 0 ? "DISCARD" : "EXEC"});
+    out.push_back({*detail::in_range<0, 8>() == 0 ? "DISCARD" : "EXEC"});
     return out;
   }));
 }
@@ -346,9 +407,9 @@ inline rc::Gen<std::vector<Argv>> chunk(const model::Dialect& d) {
 /// not only the last ones, and simplifies the rest).
 inline rc::Gen<std::vector<Argv>> sequence(const model::Dialect& d, int max_len = 40) {
   return rc::gen::map(rc::gen::nonEmpty(rc::gen::resize(max_len, rc::gen::container<std::vector<std::vector<Argv>>>(chunk(d)))),
-                      [](const std::vector<std::vector<Argv>>& chunks) {
+                      [](std::vector<std::vector<Argv>> chunks) {
                         std::vector<Argv> out;
-                        for (const auto& c : chunks) out.insert(out.end(), c.begin(), c.end());
+                        for (auto& c : chunks) out.insert(out.end(), std::make_move_iterator(c.begin()), std::make_move_iterator(c.end()));
                         return out;
                       });
 }
@@ -365,20 +426,26 @@ inline rc::Gen<std::vector<Argv>> sequence(const model::Dialect& d, int max_len 
 /// state::Twin runs them on the server only (they name no key). Needs DEBUG
 /// (enable-debug-command), as catch2::TwinFixture does.
 inline rc::Gen<std::vector<Argv>> setup_prefix(const model::Dialect& d, bool stale) {
-  return full(rc::gen::exec([d, stale] {
+  struct Parts {
+    rc::Gen<std::string> far;
+    rc::Gen<int> fate;
+  };
+  auto p = std::make_shared<const Parts>(Parts{time_arg(TtlClass::far, TimeArg{false, false}, d),
+                                               rc::gen::weightedElement<int>({{1, 0}, {stale ? 2u : 0u, 1}, {stale ? 1u : 2u, 2}})});
+  return full(rc::gen::exec([p, stale] {
     std::vector<Argv> out;
     if (stale) out.push_back({"DEBUG", "SET-ACTIVE-EXPIRE", "0"});
     static const std::vector<std::string> keys = {"h1", "h2", "h3"}, fields = {"a", "b", "c", "d"};
-    const int nkeys = *rc::gen::inRange(1, 4);
+    const int nkeys = *detail::in_range<1, 4>();
     for (int k = 0; k < nkeys; ++k) {
       const std::string& key = keys[static_cast<std::size_t>(k)];
-      const int nf = *rc::gen::inRange(2, 5);
-      Argv hset{"HSET", key}, near{"HPEXPIRE", key, std::to_string(*rc::gen::inRange(1, 4)), "FIELDS", "0"},
-          far{"HPEXPIRE", key, *time_arg(TtlClass::far, TimeArg{false, false}, d), "FIELDS", "0"};
+      const int nf = *detail::in_range<2, 5>();
+      Argv hset{"HSET", key}, near{"HPEXPIRE", key, std::to_string(*detail::in_range<1, 4>()), "FIELDS", "0"},
+          far{"HPEXPIRE", key, *p->far, "FIELDS", "0"};
       for (int f = 0; f < nf; ++f) {
         detail::append(hset, {fields[static_cast<std::size_t>(f)], *value()});
         // per field: 0 persistent, 1 expires at once (stale only; the first one always), 2 far TTL
-        const int fate = stale && f == 0 ? 1 : *rc::gen::weightedElement<int>({{1, 0}, {stale ? 2u : 0u, 1}, {stale ? 1u : 2u, 2}});
+        const int fate = stale && f == 0 ? 1 : *p->fate;
         if (fate) (fate == 1 ? near : far).push_back(fields[static_cast<std::size_t>(f)]);
       }
       out.push_back(hset);
@@ -399,12 +466,18 @@ inline rc::Gen<std::vector<Argv>> setup_prefix(const model::Dialect& d, bool sta
 /// command form meets every field state (state/coverage.hpp). Other uses (durability,
 /// differential) keep sequence(), whose times all stay clear of "now".
 inline rc::Gen<std::vector<Argv>> property_sequence(const model::Dialect& d, int max_len = 40) {
-  return rc::gen::exec([d, max_len] {
-    const int start = *full(rc::gen::inRange(0, 5));  // 0: empty keyspace, 1: live setup, 2-4: stale setup
+  struct Parts {
+    rc::Gen<int> start;
+    rc::Gen<std::vector<Argv>> live, stale, body;
+  };
+  auto p = std::make_shared<const Parts>(
+      Parts{full(rc::gen::inRange(0, 5)), setup_prefix(d, false), setup_prefix(d, true), sequence(d, max_len)});
+  return rc::gen::exec([p] {
+    const int start = *p->start;  // 0: empty keyspace, 1: live setup, 2-4: stale setup
     std::vector<Argv> out;
-    if (start > 0) out = *setup_prefix(d, start > 1);
-    const auto body = *sequence(d, max_len);
-    out.insert(out.end(), body.begin(), body.end());
+    if (start > 0) out = start > 1 ? *p->stale : *p->live;
+    auto body = *p->body;
+    out.insert(out.end(), std::make_move_iterator(body.begin()), std::make_move_iterator(body.end()));
     return out;
   });
 }

@@ -13,7 +13,9 @@
 // Near-future times exist only for timing properties (near_future_ms, not in any default mix).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include <rapidcheck.h>
@@ -34,13 +36,14 @@ struct TimeArg {
 /// A class, weighted so that every class reaches every timed form of a default property run
 /// (state/coverage.hpp "time argument" table) while most times stay valid and far.
 inline rc::Gen<TtlClass> ttl_class() {
-  return rc::gen::weightedElement<TtlClass>({{46, TtlClass::far},
-                                             {12, TtlClass::past},
-                                             {10, TtlClass::zero},
-                                             {9, TtlClass::largest},
-                                             {9, TtlClass::over_largest},
-                                             {7, TtlClass::negative},
-                                             {7, TtlClass::invalid}});
+  static const rc::Gen<TtlClass> g = rc::gen::weightedElement<TtlClass>({{46, TtlClass::far},
+                                                                         {12, TtlClass::past},
+                                                                         {10, TtlClass::zero},
+                                                                         {9, TtlClass::largest},
+                                                                         {9, TtlClass::over_largest},
+                                                                         {7, TtlClass::negative},
+                                                                         {7, TtlClass::invalid}});
+  return g;
 }
 
 /// Unix ms of 2000-01-01 and 2100-01-01: the slack of the relative "one beyond" and "largest".
@@ -80,7 +83,13 @@ inline rc::Gen<std::string> time_arg(TtlClass c, TimeArg t, const model::Dialect
 
 /// A time argument of a mixed class.
 inline rc::Gen<std::string> time_arg(TimeArg t, const model::Dialect& d) {
-  return full(rc::gen::mapcat(ttl_class(), [t, d](TtlClass c) { return time_arg(c, t, d); }));
+  // One generator per class, built here once rather than per draw (and no copy of the Dialect
+  // in the generator: its error texts made each draw copy dozens of strings).
+  using C = TtlClass;
+  const auto by_class = std::make_shared<const std::array<rc::Gen<std::string>, 7>>(std::array<rc::Gen<std::string>, 7>{
+      time_arg(C::far, t, d), time_arg(C::past, t, d), time_arg(C::zero, t, d), time_arg(C::largest, t, d),
+      time_arg(C::over_largest, t, d), time_arg(C::negative, t, d), time_arg(C::invalid, t, d)});
+  return full(rc::gen::mapcat(ttl_class(), [by_class](TtlClass c) { return (*by_class)[static_cast<std::size_t>(c)]; }));
 }
 
 /// Near future for timing properties: `lo`..`hi` ms from now (relative ms argument).

@@ -41,8 +41,9 @@ inline PropertyResult check_cluster_sequences(ClusterTwin& twin, PropertyBudget 
   const std::string name = "model and a " + d.name + " cluster agree on random sequences" + (what.empty() ? "" : " (" + what + ")");
   // Crash triage (property.hpp): the commands sent; a node that crashed is triaged standalone.
   if (!budget.sent) budget.sent = [&twin] { return twin.twin().sent(); };
+  const auto sequence_gen = gen::property_sequence(d, budget.max_len);  // made once, drawn in each case
   return check_cases(name, budget, [&] {
-    auto [cmds, dropped] = cluster_sequence(*gen::property_sequence(d, budget.max_len));
+    auto [cmds, dropped] = cluster_sequence(*sequence_gen);
     twin.routing().dropped += dropped;
     if (!disturb) return run_cluster_sequence(twin, cmds);
     // Where it may happen: before a command at the top level (not inside a MULTI block), or at the end.

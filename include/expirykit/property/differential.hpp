@@ -93,8 +93,9 @@ inline DifferentialResult run_differential(Twin& a, Twin& b, const std::vector<A
 inline DifferentialResult run_differential_sequences(Twin& a, Twin& b, const model::Dialect& gen_dialect,
                                                      long sequences, rc::Random random) {
   DifferentialResult all;
+  const auto g = gen::sequence(gen_dialect, 40);
   for (long i = 0; i < sequences; ++i) {
-    const auto cmds = gen::sequence(gen_dialect, 40)(random.split(), 40).value();
+    const auto cmds = g(random.split(), 40).value();
     auto res = run_differential(a, b, cmds);
     all.commands += res.commands;
     for (auto& d : res.divergences) all.divergences.push_back(std::move(d));

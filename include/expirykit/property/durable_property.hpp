@@ -51,9 +51,10 @@ inline PropertyResult check_durable_sequences(Twin& twin, Copies& copies, Proper
                                               DurableOptions opt = {}) {
   const model::Dialect d = twin.dialect();
   if (!budget.sent) budget.sent = [&twin] { return twin.sent(); };  // crash triage (property.hpp)
+  const auto with_near_ttls = gen::sequence_with_near_ttls(d, budget.max_len), plain = gen::sequence(d, budget.max_len);
   return check_cases("every copy of the data agrees with " + d.name + "'s model", budget, [&] {
     const DurableCase dc = *durable_case();
-    const auto cmds = dc.pause_active_expiry ? *gen::sequence_with_near_ttls(d, budget.max_len) : *gen::sequence(d, budget.max_len);
+    const auto cmds = dc.pause_active_expiry ? *with_near_ttls : *plain;
     return run_durable_sequence(twin, copies, cmds, dc, opt);
   });
 }

@@ -318,9 +318,10 @@ inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
     return sequences >= state::min_sequences_for_reach && !state::unreached(twin.cells().since(before), d).empty();
   };
   if (!budget.sent) budget.sent = [&twin] { return twin.sent(); };
+  const auto sequence_gen = gen::property_sequence(d, budget.max_len);  // made once, drawn in each case
   auto res = check_cases("model and " + d.name + " agree on random sequences", budget, [&] {
     if (twin.observing_events()) twin.set_event_flags(*rc::gen::elementOf(event_flag_choices()));
-    const auto cmds = *gen::property_sequence(d, budget.max_len);
+    const auto cmds = *sequence_gen;
     return run_sequence(twin, cmds);
   });
   res.cells = twin.cells().since(before);
