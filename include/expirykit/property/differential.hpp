@@ -7,7 +7,8 @@
 //
 // A divergence is a command whose two server replies differ (unordered replies compared as
 // sets). It is EXPLAINED when each server agrees with its own model and the two models differ
-// the same way: the dialects predict it. It is UNEXPLAINED when either server disagrees with
+// the same way (the dialects predict it), or when a twin excused its server's step as a known
+// issue of that server (Step::known_issue names the row). It is UNEXPLAINED when either server disagrees with
 // its own model (a model or dialect gap: the finding to report). Once the states diverge (e.g.
 // HSETEX NX accepted on Valkey, an error on Redis), later divergences are still explained as
 // long as each side matches its model.
@@ -79,7 +80,11 @@ inline DifferentialResult run_differential(Twin& a, Twin& b, const std::vector<A
     Divergence d;
     d.index = i;
     d.argv = cmds[i];
-    d.explained = sa.ok && sb.ok && (random ? !(sa.model == sb.model) : !same(sa.model, sb.model));
+    // Explained by the dialects (the two models differ as the servers do), or by a known issue
+    // of one server that its twin excused (the models agree, one server does not: the row names it).
+    d.explained = sa.ok && sb.ok &&
+                  ((random ? !(sa.model == sb.model) : !same(sa.model, sb.model)) || !sa.known_issue.empty() ||
+                   !sb.known_issue.empty());
     d.a = std::move(sa);
     d.b = std::move(sb);
     res.divergences.push_back(std::move(d));

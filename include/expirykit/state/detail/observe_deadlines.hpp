@@ -30,15 +30,21 @@ namespace expirykit::state::detail {
 /// a command names, in the model before it runs, by key name.
 using KeyDeadlines = std::map<std::string, std::map<std::string, int64_t>>;
 
-/// The keys `mc` names (its own key, or each batch command's first argument) with their
-/// deadlines in `ks` now (before the step).
+/// The keys `mc` names (its own key, or each batch command's first argument, and the destination
+/// of RENAME / RENAMENX / COPY, where a deadline set earlier in a transaction moves to) with
+/// their deadlines in `ks` now (before the step).
 inline KeyDeadlines deadlines_before(const model::Keyspace& ks, const ModelCommand& mc) {
   KeyDeadlines out;
+  auto add = [&](const Argv& c) {
+    if (c.size() < 2) return;
+    out[c[1]] = model_deadlines(ks, c[1]);
+    const std::string u = model::upper(c[0]);
+    if ((u == "RENAME" || u == "RENAMENX" || u == "COPY") && c.size() > 2) out[c[2]] = model_deadlines(ks, c[2]);
+  };
   if (mc.batch) {
-    for (const auto& c : *mc.batch)
-      if (c.size() > 1) out[c[1]] = model_deadlines(ks, c[1]);
-  } else if (mc.argv.size() > 1) {
-    out[mc.argv[1]] = model_deadlines(ks, mc.argv[1]);
+    for (const auto& c : *mc.batch) add(c);
+  } else {
+    add(mc.argv);
   }
   return out;
 }
