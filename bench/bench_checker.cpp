@@ -88,6 +88,7 @@ std::size_t commands_in(const std::vector<std::vector<Argv>>& seqs) {
 struct Config {
   const char* name;
   bool state, events, tracking, counters, encoding;
+  bool pipelined = false;  ///< Twin::run_all instead of Twin::run per command
 };
 }  // namespace
 
@@ -97,6 +98,8 @@ int run(int argc, char** argv) {
   double seconds = 5;
   int max_len = 40;
   std::string only = "raw,gen,model,twin,sequences,durability,cluster";
+  std::string twin_only;
+  std::size_t draws = 2000;
   Cli cli("bench_checker",
           "Model-checked commands per second through state::Twin::run and the property drivers, with\n"
           "each observation on and off, beside raw unpipelined round trips of the same client to the\n"
@@ -104,7 +107,9 @@ int run(int argc, char** argv) {
   c.add_to(cli);
   cli.opt("seconds", seconds, "seconds per measurement")
       .opt("max-len", max_len, "commands per sequence, at most")
-      .opt("only", only, "sections to run: raw,gen,model,twin,sequences,durability,cluster");
+      .opt("only", only, "sections to run: raw,gen,model,twin,sequences,durability,cluster")
+      .opt("twin-only", twin_only, "twin section: only the configurations whose name contains this")
+      .opt("draws", draws, "sequences drawn for the model and twin sections");
   cli.parse(argc, argv);
   auto want = [&](const std::string& s) { return ("," + only + ",").find("," + s + ",") != std::string::npos; };
   return guarded([&] {
@@ -129,7 +134,7 @@ int run(int argc, char** argv) {
     }
 
     // Enough sequences for every timed section to loop over.
-    const auto seqs = draw(*dialect, max_len, 2000, c.seed);
+    const auto seqs = draw(*dialect, max_len, draws, c.seed);
     const std::size_t per_pass = commands_in(seqs);
 
     if (want("gen")) {
@@ -166,8 +171,11 @@ int run(int argc, char** argv) {
           {"reply", false, false, false, false, false},     {"+ state", true, false, false, false, false},
           {"+ events", true, true, false, false, false},    {"+ tracking", true, true, true, false, false},
           {"+ counters", true, true, true, true, false},    {"+ encoding (all)", true, true, true, true, true},
+          {"reply, pipelined", false, false, false, false, false, true},
+          {"all, pipelined", true, true, true, true, true, true},
       };
       for (const auto& cf : configs) {
+        if (!twin_only.empty() && std::string(cf.name).find(twin_only) == std::string::npos) continue;
         auto conn = h.target().client();
         ek::state::Twin::Options o;
         o.server = id;
@@ -185,7 +193,11 @@ int run(int argc, char** argv) {
           if (cf.counters) t.observe_counters();
           auto b = clk::now();
           bool ok = true;
-          for (const auto& cmd : seqs[i]) ok = t.run(cmd).ok && ok;
+          if (cf.pipelined) {
+            for (const auto& st : t.run_all(seqs[i], false)) ok = st.ok && ok;
+          } else {
+            for (const auto& cmd : seqs[i]) ok = t.run(cmd).ok && ok;
+          }
           auto d = clk::now();
           if (cf.state) {
             ok = t.compare_background_events().empty() && ok;
@@ -211,6 +223,13 @@ int run(int argc, char** argv) {
         std::printf("           time: set-up %.0f%%, run() %.0f%%, checks after the sequence %.0f%%; %zu sequences%s\n",
                     100 * setup / total, 100 * running / total, 100 * checks / total, sequences,
                     failed ? (", " + std::to_string(failed) + " with a difference (see the suites)").c_str() : "");
+        if (cf.pipelined) {
+          const auto& rs = t.run_stats();
+          std::printf("           runs: %llu round trips for %llu commands, %llu sent alone; %llu choice points, %llu "
+                      "other milliseconds tried, %llu changed\n",
+                      (unsigned long long)rs.runs, (unsigned long long)rs.run_commands, (unsigned long long)rs.alone,
+                      (unsigned long long)rs.choice_points, (unsigned long long)rs.tried, (unsigned long long)rs.changed);
+        }
       }
     }
 

@@ -38,8 +38,12 @@ struct Counters {
   /// INFO stats and INFO keyspace of `c`, with `d`'s names. Throws std::runtime_error if the
   /// server refuses INFO or lacks the dialect's stats field.
   static Counters read(resp::Client& c, const model::Dialect& d, int db = 0) {
-    const auto stats = server::Info::fetch(c, "stats");
-    const auto ks = server::Info::fetch(c, "keyspace");
+    // Both sections in one round trip (the checker reads them around every sequence).
+    const auto r = c.pipeline({{"INFO", "stats"}, {"INFO", "keyspace"}});
+    for (const auto& x : r)
+      if (!x.is_string()) throw std::runtime_error(c.address() + ": INFO failed: " + x.to_string());
+    const auto stats = server::Info::parse(r[0].str());
+    const auto ks = server::Info::parse(r[1].str());
     if (!stats.has(d.info_expired_fields_stat))
       throw std::runtime_error("INFO stats has no " + d.info_expired_fields_stat + " (dialect " + d.name + ")");
     Counters out;

@@ -38,7 +38,9 @@ struct SequenceResult {
 
 struct SequenceOptions {
   bool full_state_check = true;  ///< compare every key after the last command
-  bool stop_at_first = true;     ///< stop sending at the first mismatch
+  bool stop_at_first = true;     ///< stop checking at the first mismatch
+  /// Send the commands in pipelined runs (Twin::run_all); false: one round trip each (Twin::run).
+  bool pipelined = true;
 };
 
 /// The keys a command names (argv[1], and argv[2] for RENAME/COPY; all args of DEL/EXISTS).
@@ -69,11 +71,14 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
   const std::size_t first = 0;
   std::string failure;
   std::set<std::string> involved;
-  for (const auto& c : cmds) {
-    Step s = twin.run(c);
+  // Sent in pipelined runs (Twin::run_all: state/detail/run_all.hpp), checked step by step.
+  const std::vector<Step> steps = opt.pipelined ? twin.run_all(cmds, opt.stop_at_first) : std::vector<Step>{};
+  for (std::size_t i = 0; i < cmds.size(); ++i) {
+    if (opt.pipelined && i >= steps.size()) break;
+    const Step s = opt.pipelined ? steps[i] : twin.run(cmds[i]);
     ++res.steps;
     if (!s.known_issue.empty()) res.known_issues[s.known_issue] = 1;
-    for (auto& k : keys_of(c)) involved.insert(k);
+    for (auto& k : keys_of(cmds[i])) involved.insert(k);
     if (!s.ok && failure.empty()) {
       failure = "first mismatch at command " + std::to_string(res.steps) + " of " + std::to_string(cmds.size()) +
                 ":\n" + s.describe() + "\n";

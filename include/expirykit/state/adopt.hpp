@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -28,11 +29,27 @@ using resp::Reply;
 inline std::vector<std::string> adopt_from_server(resp::Client& side, model::Keyspace& ks, const Argv& argv,
                                                 std::set<std::string>& hlen_unknown) {
   std::vector<std::string> keys;
+  // A command the server says has no key arguments (DEBUG SLEEP 0.005, DEBUG SET-ACTIVE-EXPIRE 0:
+  // the same arguments name the same keys) is remembered as such: no round trip the next time.
+  static std::mutex keyless_mu;
+  static std::set<Argv> keyless;
+  const Argv& sig = argv;
+  {
+    std::lock_guard<std::mutex> lock(keyless_mu);
+    if (keyless.count(sig)) {
+      ks.take_events();
+      return keys;
+    }
+  }
   Argv getkeys{"COMMAND", "GETKEYS"};
   getkeys.insert(getkeys.end(), argv.begin(), argv.end());
   const Reply k = side.call(getkeys);
   if (k.is_array())
     for (const auto& e : k.elements()) keys.push_back(e.str());
+  if (k.is_error() && k.str().find("has no key arguments") != std::string::npos) {
+    std::lock_guard<std::mutex> lock(keyless_mu);
+    keyless.insert(sig);
+  }
   for (const auto& key : keys) {
     ks.erase(key);
     const Reply type = side("TYPE", key);
@@ -119,6 +136,9 @@ inline void adopt_server_deadlines(resp::Client& side, model::Keyspace& ks, cons
     else fields.push_back(k.substr(2));
   }
   if (fields.empty() && !key_ttl) return;
+  // A one-millisecond window, no tolerance: the model set them at the server's own millisecond,
+  // nothing to adopt (only an equal deadline would be), no need to read them.
+  if (s.before_ms == s.after_ms && s.model_at_ms == s.before_ms && tolerance_ms == 0) return;
   // The model set its deadlines at s.model_at_ms; the server's "now" was in [before, after].
   const int64_t lo = s.before_ms - s.model_at_ms, hi = s.after_ms - s.model_at_ms + tolerance_ms;
   auto adopt = [&](std::optional<int64_t>& mine, const Reply& theirs) {

@@ -53,56 +53,91 @@ inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::K
   if (all.is_array())
     for (const auto& k : all.elements())
       if (!o.owns || o.owns(k.str())) keys.insert(k.str());
+  // Every read of every key in one pipeline, planned from the model's side of each key (a read
+  // the server's type makes pointless is sent anyway and its reply not looked at): two round
+  // trips in all (KEYS, then this), whatever the number of keys.
+  struct Plan {
+    const model::Entry* e = nullptr;
+    std::size_t type = 0, pttl = 0, get = 0, hlen = 0, getall = 0, enc = 0, times = 0;
+    Argv times_argv;
+    std::vector<Reply> pairs;
+    std::vector<long long> expected;
+  };
+  std::vector<Argv> reads;
+  std::vector<Plan> plans;
+  auto read = [&reads](Argv a) {
+    reads.push_back(std::move(a));
+    return reads.size() - 1;
+  };
   for (const auto& key : keys) {
-    const model::Entry* e = ks.peek(key, now);
-    const Reply type = side("TYPE", key);
+    Plan p;
+    p.e = ks.peek(key, now);
+    p.type = read({"TYPE", key});
+    if (p.e) {
+      p.pttl = read({"PTTL", key});
+      if (p.e->is_string()) {
+        p.get = read({"GET", key});
+      } else {
+        const model::Hash& h = p.e->hash();
+        p.hlen = read({"HLEN", key});
+        p.times_argv = {"HPEXPIRETIME", key, "FIELDS", std::to_string(h.fields.size())};
+        for (const auto& [f, fld] : h.fields) {
+          if (!fld.expired(now)) {
+            p.pairs.push_back(Reply::string(f));
+            p.pairs.push_back(Reply::string(fld.value));
+          }
+          p.times_argv.push_back(f);
+          p.expected.push_back(fld.expired(now) ? -2 : fld.expire_ms ? *fld.expire_ms : -1);
+        }
+        p.getall = read({"HGETALL", key});
+        if (o.check_encoding) p.enc = read({"OBJECT", "ENCODING", key});
+        if (!h.fields.empty()) p.times = read(p.times_argv);
+      }
+    }
+    plans.push_back(std::move(p));
+  }
+  const std::vector<Reply> r = reads.empty() ? std::vector<Reply>{} : side.pipeline(reads);
+  std::size_t i = 0;
+  for (const auto& key : keys) {
+    const Plan& p = plans[i++];
+    const model::Entry* e = p.e;
+    const Reply& type = r[p.type];
     const std::string mt = e ? e->type_name() : "none";
     if (!type.is_status() || type.str() != mt) {
       diffs.push_back(key + ": TYPE server " + type.to_string() + ", model " + mt);
       continue;
     }
     if (!e) continue;
-    const Reply pttl = side("PTTL", key);
+    const Reply& pttl = r[p.pttl];
     const bool model_ttl = e->expire_ms.has_value();
     if (!pttl.is_integer() || (pttl.as_integer() == -1) == model_ttl)
       diffs.push_back(key + ": key PTTL server " + pttl.to_string() + ", model " +
                       (model_ttl ? std::to_string(*e->expire_ms - now) : "-1"));
     if (e->is_string()) {
-      const Reply v = side("GET", key);
+      const Reply& v = r[p.get];
       if (v != Reply::string(e->string()))
         diffs.push_back(key + ": GET server " + v.to_string() + ", model \"" + e->string() + "\"");
       continue;
     }
     const model::Hash& h = e->hash();
-    const Reply len = side("HLEN", key);
+    const Reply& len = r[p.hlen];
     if (!(o.hlen_unknown && o.hlen_unknown->count(key)) &&
         len != Reply::integer(static_cast<long long>(h.stored_count())))
       diffs.push_back(key + ": HLEN server " + len.to_string() + ", model " + std::to_string(h.stored_count()));
-    std::vector<Reply> pairs;
-    Argv times{"HPEXPIRETIME", key, "FIELDS", std::to_string(h.fields.size())};
-    std::vector<long long> expected;
-    for (const auto& [f, fld] : h.fields) {
-      if (!fld.expired(now)) {
-        pairs.push_back(Reply::string(f));
-        pairs.push_back(Reply::string(fld.value));
-      }
-      times.push_back(f);
-      expected.push_back(fld.expired(now) ? -2 : fld.expire_ms ? *fld.expire_ms : -1);
-    }
     const Argv getall{"HGETALL", key};
-    const Reply all_fields = side.call(getall);
-    if (!model::same_reply(getall, Reply::array(pairs), all_fields))
-      diffs.push_back(key + ": HGETALL server " + oneline(all_fields) + ", model " + oneline(Reply::array(pairs)));
+    const Reply& all_fields = r[p.getall];
+    if (!model::same_reply(getall, Reply::array(p.pairs), all_fields))
+      diffs.push_back(key + ": HGETALL server " + oneline(all_fields) + ", model " + oneline(Reply::array(p.pairs)));
     if (o.check_encoding) {
-      const Reply enc = side("OBJECT", "ENCODING", key);
+      const Reply& enc = r[p.enc];
       if (!enc.is_string() || enc.str() != model::to_string(h.encoding))
         diffs.push_back(key + ": OBJECT ENCODING server " + enc.to_string() + ", model " + model::to_string(h.encoding));
     }
     if (!h.fields.empty()) {
-      const Reply t = side.call(times);
-      if (!replies_match(times, Reply::ints(expected), t, o.time_tolerance_ms))
-        diffs.push_back(key + ": " + resp::cli_line(times) + " server " + oneline(t) + ", model " +
-                        oneline(Reply::ints(expected)));
+      const Reply& t = r[p.times];
+      if (!replies_match(p.times_argv, Reply::ints(p.expected), t, o.time_tolerance_ms))
+        diffs.push_back(key + ": " + resp::cli_line(p.times_argv) + " server " + oneline(t) + ", model " +
+                        oneline(Reply::ints(p.expected)));
     }
   }
   return diffs;

@@ -51,6 +51,8 @@
 //      DUMP payloads remembered, a command outside the model adopted (adopt), the step recorded
 //      (history). The counters and the whole state are compared on request (compare_counters:
 //      detail/observe_counters; compare_state: keyspace_diff).
+// run_all() runs a whole sequence so, with its commands sent in pipelined runs (detail/pipeline:
+// where a run ends; detail/run_all: each step checked from its record, as run() checks it).
 // A new observation of every step is a header beside those, asked by detail/judge.hpp (or by
 // check() when it is settled after the attempts), and its fields in Step (step.hpp).
 #pragma once
@@ -179,6 +181,7 @@ class Twin {
   void clear_history() {
     history_.clear();
     inflight_.reset();
+    inflight_run_.clear();
   }
   /// The commands of history(), and the one run() was sending when it threw (a server that
   /// died, say): what a crash triage replays (triage/crash_triage.hpp).
@@ -187,6 +190,9 @@ class Twin {
     for (const auto& s : history_)
       if (detail::was_sent(s)) out.push_back(s.argv);
     if (inflight_) out.push_back(*inflight_);
+    // The run_all() run under way: its commands not yet recorded as steps.
+    const std::size_t checked = history_.size() > run_history_start_ ? history_.size() - run_history_start_ : 0;
+    for (std::size_t i = checked; i < inflight_run_.size(); ++i) out.push_back(inflight_run_[i]);
     return out;
   }
   /// FLUSHALL SYNC on the server, an empty model (counters kept), no history, and the events
@@ -203,6 +209,7 @@ class Twin {
     tracking_model_.tracked.clear();
     history_.clear();
     inflight_.reset();
+    inflight_run_.clear();
     hlen_unknown_.clear();
     compare_background_events();
   }
@@ -232,6 +239,20 @@ class Twin {
     detail::follow_transaction(tx_, mc.tx, sent.opened_transaction, sent.before_ms);
     return check(mc, std::move(sent));  // the model's side
   }
+
+  /// run() of each of `cmds` in turn, with the same steps, checks and history, but sent to the
+  /// server in runs of up to `max_run` commands in one round trip each
+  /// (state/detail/pipeline.hpp: where a run must end; state/detail/run_all.hpp: how the steps are
+  /// checked). With `stop_at_first`, the steps stop at the first that is not ok (the rest of its
+  /// run was sent but is not checked). Returns the steps checked. Throws what run() throws.
+  std::vector<Step> run_all(const std::vector<Argv>& cmds, bool stop_at_first = true, std::size_t max_run = 64);
+  /// What run_all() did since the twin was made: runs sent (round trips), the commands in them,
+  /// commands it sent alone (run()), steps whose millisecond it had to choose without a read-back
+  /// (choice points), the other milliseconds it tried for them, and the choices it changed.
+  struct RunStats {
+    std::uint64_t runs = 0, run_commands = 0, alone = 0, choice_points = 0, tried = 0, changed = 0;
+  };
+  const RunStats& run_stats() const { return run_stats_; }
 
   /// FUNCTION LOAD of model::sequence_function_library() unless the server has it
   /// (state/detail/send.hpp). Throws std::runtime_error if the server refuses.
@@ -320,10 +341,18 @@ class Twin {
     }
   };
 
+  /// How check() treats a step: `readbacks` false for a step of a pipelined run that is not its
+  /// last (the server has moved on: no deadline is read back), `from_ms` a later millisecond of
+  /// the window to start the model at (run_all trying another one).
+  struct CheckMode {
+    bool readbacks = true;
+    int64_t from_ms = 0;
+  };
   /// The model's side of a step: what the server showed for `mc` (`sent`, state/detail/send.hpp)
   /// checked against the model, which follows the server where the step says so; the step
   /// recorded. The read-backs (side()) see the server as it is now: right after the command.
-  Step check(const detail::ModelCommand& mc, detail::Sent sent) {
+  Step check(const detail::ModelCommand& mc, detail::Sent sent) { return check(mc, std::move(sent), CheckMode{}); }
+  Step check(const detail::ModelCommand& mc, detail::Sent sent, CheckMode mode) {
     Step s = detail::step_of(mc, std::move(sent));
     const detail::KeyDeadlines before = detail::deadlines_before(ks_, mc);
     // Coverage cells (state/coverage.hpp): the command against the model state before it runs.
@@ -333,25 +362,53 @@ class Twin {
     detail::Trial trial(ks_, d_, opt_, listeners_, tracking_model_, mc, s);
     auto read_back = [this]() -> resp::Client& { return side(); };
     try {
-      trial.attempt_first();  // at the window's start, judged: reply, events, tracking
+      trial.attempt_first(mode.from_ms);  // at the window's start, judged: reply, events, tracking
       detail::excuse_script_string(opt_, !script_strings_.empty(), s);  // encoding
       trial.search_window(max_window_ms);
       detail::settle_known_issues(opt_, d_, trial, ks_, s, read_back, max_window_ms,
                                   [this](const model::Keyspace& k) { return counters_match(k); });
       trial.report_first();                                      // none agreed: the attempt at `before`
-      detail::shift_batch(trial, mc, before, read_back, ks_, s);  // a batch at the server's millisecond
+      if (mode.readbacks) detail::shift_batch(trial, mc, before, read_back, ks_, s);  // a batch at the server's ms
       detail::follow_server_invalidations(trial.tracking(), s);
       tracking_model_ = trial.tracking();
       detail::remember_dump(ks_, mc, s);
       detail::note_script_strings(mc, script_strings_);
-      detail::adopt_deadlines(before, read_back, ks_, s, opt_.time_tolerance_ms);
+      if (mode.readbacks) detail::adopt_deadlines(before, read_back, ks_, s, opt_.time_tolerance_ms);
     } catch (const model::Unmodelled& e) {
       unmodelled(mc, e, trial, s);
     }
     count(mc.argv, s.unmodelled.empty());
+    last_server_ms_ = std::max(last_server_ms_, s.after_ms);
     history_.push_back(s);
     return s;
   }
+
+  /// The model side of the twin (state/detail/run_all.hpp: kept before a step whose millisecond
+  /// may have to be tried again, and restored for that).
+  struct ModelSide {
+    model::Keyspace ks;
+    model::TrackingModel tracking;
+    std::vector<model::Event> background;
+    Cells cells;
+    std::map<std::string, Coverage> coverage;
+    std::set<std::string> script_strings, hlen_unknown;
+    std::size_t history = 0;
+  };
+  ModelSide model_side() const {
+    return {ks_, tracking_model_, background_model_, cells_, coverage_, script_strings_, hlen_unknown_, history_.size()};
+  }
+  void restore(const ModelSide& m) {
+    ks_ = m.ks;
+    tracking_model_ = m.tracking;
+    background_model_ = m.background;
+    cells_ = m.cells;
+    coverage_ = m.coverage;
+    script_strings_ = m.script_strings;
+    hlen_unknown_ = m.hlen_unknown;
+    history_.resize(m.history);
+  }
+  /// One pipelined run of run_all (state/detail/run_all.hpp).
+  std::vector<Step> run_chunk(const std::vector<Argv>& cmds, bool stop_at_first);
 
   /// A step whose command is outside the model (`e`): with Options::adopt_unmodelled, the keys
   /// its commands name are re-read into the model (state/adopt.hpp), the counters re-based, and
@@ -409,6 +466,10 @@ class Twin {
   model::Keyspace ks_;
   std::vector<Step> history_;
   std::optional<Argv> inflight_;  // the command of the run() under way (sent())
+  std::vector<Argv> inflight_run_;  // the commands of the run_all() run under way (sent())
+  std::size_t run_history_start_ = 0;  ///< history_.size() when that run started
+  int64_t last_server_ms_ = 0;      ///< the latest server time a step saw (run_all's speculation)
+  RunStats run_stats_;
   bool limits_read_ = false;
   detail::Listeners listeners_;  ///< keyspace notifications and tracking invalidations (observe_*)
   uint64_t marker_seq_ = 0;
@@ -424,3 +485,5 @@ class Twin {
 };
 
 }  // namespace expirykit::state
+
+#include <expirykit/state/detail/run_all.hpp>

@@ -13,6 +13,7 @@
 // kept is kept() (a batch re-applied at another millisecond keeps it: observe_deadlines.hpp).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 
@@ -41,14 +42,19 @@ class Trial {
 
   /// Whether the window spans more than one millisecond.
   bool window() const { return window_; }
-  /// The spec at the window's first millisecond, on the model as it is: the step's first attempt.
-  void attempt_first() { attempt(spec_, s_.before_ms); }
+  /// The spec at the window's first millisecond (or at `from_ms`, a later one of the window:
+  /// Twin::run_all trying another millisecond for a step), on the model as it is: the step's
+  /// first attempt.
+  void attempt_first(int64_t from_ms = 0) {
+    from_ = std::max(from_ms, s_.before_ms);
+    attempt(spec_, from_);
+  }
   /// Unless the first attempt agreed: the spec at each later millisecond of the window (at most
   /// `max_window_ms` after its start) from the state before the step, until one agrees. Sets
   /// s.model_at_ms to the millisecond of the last attempt.
   void search_window(int64_t max_window_ms) {
-    s_.model_at_ms = s_.before_ms;
-    for (int64_t at = s_.before_ms + 1; !s_.ok && window_ && at <= s_.after_ms && at <= s_.before_ms + max_window_ms;
+    s_.model_at_ms = from_;
+    for (int64_t at = from_ + 1; !s_.ok && window_ && at <= s_.after_ms && at <= s_.before_ms + max_window_ms;
          ++at) {
       ks_ = saved_;
       attempt(spec_, at);
@@ -100,6 +106,7 @@ class Trial {
   const ModelCommand& mc_;
   Step& s_;
   const bool window_;
+  int64_t from_ = 0;                   ///< the first millisecond tried
   model::Keyspace saved_;              ///< the model before the step (window_ or o.server)
   model::TrackingModel tm_;            ///< the tracking model after the last attempt
   std::optional<model::Dialect> kept_;  ///< kept() when it is not the spec

@@ -1,0 +1,158 @@
+// expirykit/state/detail/run_all.hpp (internal to state::Twin, included by state/twin.hpp):
+// Twin::run_all, run() of a whole sequence with its commands sent in pipelined runs.
+//
+// Each run (state/detail/pipeline.hpp: chunk_end, send_chunk) goes to the server in one round
+// trip; then each of its steps is checked as run() checks one (Twin::check), in order, from the
+// record of what the server showed for it. A step checked before the last of its run cannot read
+// the server back, which has run the commands after it since: when its TIME window spans more
+// than one millisecond and it changed a deadline, the model chose the first millisecond of the
+// window that agrees with what the step showed (state/detail/trial.hpp), where run() would have
+// read the deadline the server computed (state/detail/observe_deadlines.hpp). Such a step is a
+// choice point: the model state before it is kept, and when a later step of the run disagrees, or
+// the keys the run touched from there on differ from the server's after the run
+// (Twin::compare_state of those keys), the other milliseconds of its window are tried, each with
+// the steps after it checked again from their records (no command is sent again); the first with
+// every step agreeing and the same state is kept. When none is, the first choice stands and
+// the steps report what differs, as run() would have. The checks stay exact: every step agrees
+// with the model at one millisecond of its own window, as the server ran it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <expirykit/state/detail/pipeline.hpp>
+#include <expirykit/state/twin.hpp>
+
+namespace expirykit::state {
+
+namespace detail {
+/// The keys the commands of `mcs` from `from` on name (a command's key, RENAME / COPY's
+/// destination, every key of DEL / UNLINK / EXISTS; the commands of a batch too).
+inline std::set<std::string> keys_named(const std::vector<ModelCommand>& mcs, std::size_t from) {
+  std::set<std::string> out;
+  auto add = [&](const Argv& a) {
+    if (a.size() < 2) return;
+    const std::string u = model::upper(a[0]);
+    if (u == "DEL" || u == "UNLINK" || u == "EXISTS") {
+      out.insert(a.begin() + 1, a.end());
+      return;
+    }
+    out.insert(a[1]);
+    if ((u == "RENAME" || u == "RENAMENX" || u == "COPY") && a.size() > 2) out.insert(a[2]);
+  };
+  for (std::size_t i = from; i < mcs.size(); ++i) {
+    if (mcs[i].batch)
+      for (const auto& a : *mcs[i].batch) add(a);
+    else
+      add(mcs[i].argv);
+  }
+  return out;
+}
+}  // namespace detail
+
+inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds, bool stop_at_first, std::size_t max_run) {
+  std::vector<Step> out;
+  for (std::size_t i = 0; i < cmds.size();) {
+    std::size_t end = i;
+    if (!tx_) {
+      if (last_server_ms_ == 0) last_server_ms_ = server_time();
+      end = detail::chunk_end(cmds, i, ks_, d_, opt_, last_server_ms_, counters_.on(), dump_ref, std::max<std::size_t>(max_run, 1));
+    }
+    if (end <= i + 1) {
+      ++run_stats_.alone;
+      out.push_back(run(cmds[i]));
+      ++i;
+    } else {
+      auto steps = run_chunk(std::vector<Argv>(cmds.begin() + static_cast<std::ptrdiff_t>(i),
+                                               cmds.begin() + static_cast<std::ptrdiff_t>(end)),
+                             stop_at_first);
+      out.insert(out.end(), steps.begin(), steps.end());
+      i = end;
+    }
+    if (stop_at_first && !out.empty() && !out.back().ok) break;
+  }
+  return out;
+}
+
+inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool stop_at_first) {
+  std::vector<detail::ModelCommand> mcs;
+  bool fcall = false;
+  for (const auto& a : cmds) {
+    mcs.push_back(detail::model_command(a));
+    detail::plan_batch(mcs.back(), tx_);
+    fcall = fcall || (mcs.back().in_script && mcs.back().name == "FCALL");
+  }
+  if (fcall) load_sequence_function();
+  inflight_run_ = cmds;
+  run_history_start_ = history_.size();
+  const std::vector<detail::Sent> sents = detail::send_chunk(*c_, listeners_, marker_seq_, mcs);
+  const std::size_t n = mcs.size();
+  ++run_stats_.runs;
+  run_stats_.run_commands += n;
+
+  struct Choice {
+    std::size_t k;    ///< the step
+    ModelSide before;  ///< the model side before it
+    int64_t at;       ///< the millisecond chosen
+  };
+  std::vector<Choice> choices;
+  std::vector<Step> steps;
+  // Checks the steps from k0 on (k0 from the millisecond `from_ms`); the index of the first that
+  // is not ok, or n.
+  auto check_from = [&](std::size_t k0, int64_t from_ms) {
+    steps.resize(k0);
+    std::size_t first_bad = n;
+    for (std::size_t k = k0; k < n; ++k) {
+      const bool last = k + 1 == n;
+      std::optional<ModelSide> kept;
+      if (!last && sents[k].after_ms > sents[k].before_ms) kept = model_side();
+      const auto before = detail::deadlines_before(ks_, mcs[k]);
+      Step s = check(mcs[k], sents[k], CheckMode{last, k == k0 ? from_ms : 0});
+      if (kept && s.ok && s.unmodelled.empty() && before != detail::deadlines_before(ks_, mcs[k])) {
+        choices.push_back({k, std::move(*kept), s.model_at_ms});
+        ++run_stats_.choice_points;
+      }
+      steps.push_back(s);
+      if (!s.ok && first_bad == n) {
+        first_bad = k;
+        if (stop_at_first) break;
+      }
+    }
+    return first_bad;
+  };
+  std::size_t bad = check_from(0, 0);
+  if (!choices.empty()) {
+    auto agrees = [&] {
+      if (bad < n) return false;
+      const auto keys = detail::keys_named(mcs, choices.front().k);
+      return compare_state([&keys](const std::string& key) { return keys.count(key) > 0; }).empty();
+    };
+    if (!agrees()) {
+      const std::vector<Choice> first = choices;
+      bool found = false;
+      for (std::size_t p = first.size(); p-- > 0 && !found;) {
+        for (int64_t at = first[p].at + 1; at <= sents[first[p].k].after_ms && !found; ++at) {
+          restore(first[p].before);
+          choices.assign(first.begin(), first.begin() + static_cast<std::ptrdiff_t>(p));
+          bad = check_from(first[p].k, at);
+          ++run_stats_.tried;
+          found = steps[first[p].k].ok && steps[first[p].k].model_at_ms >= at && agrees();
+          if (found) ++run_stats_.changed;
+        }
+      }
+      if (!found) {  // the first choices stand: the steps say what differs, as run() would
+        restore(first.front().before);
+        choices.clear();
+        bad = check_from(first.front().k, 0);
+      }
+    }
+  }
+  inflight_run_.clear();
+  if (stop_at_first && bad < n) steps.resize(bad + 1);
+  return steps;
+}
+
+}  // namespace expirykit::state
