@@ -8,7 +8,7 @@
 # log of a step that fails. Everything goes to one temporary folder, removed at the end (server
 # folders too: TMPDIR points into it). The tests run in a process group of their own, which is
 # killed (by its id) if this script is interrupted; the servers they start die with them
-# (README: "What the kit guarantees about the servers it starts").
+# (docs/guide/ci.md: "What the kit guarantees about the servers it starts").
 # Needs what `bash ci/install-deps && bash ci/provision-servers` installs (ci/test runs both first).
 #
 # usage: examples/downstream/run.sh [--keep]    (--keep: leave the temporary folder, print its path)

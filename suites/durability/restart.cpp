@@ -2,9 +2,9 @@
 // incremental file, BGREWRITEAOF with and without the RDB preamble), DUMP/RESTORE, COPY and
 // RENAME. A field TTL is an absolute expiry in Unix ms: every way of writing the data out and
 // reading it back must keep it to the millisecond, and a deadline that passes while the server
-// is down must be honoured at load (README "Checking a server against the reference model";
-// model/keyspace.hpp Keyspace::loaded). Each case takes its own server (fresh_server) except
-// DUMP/RESTORE, which needs no restart.
+// is down must be honoured at load (docs/guide/model.md, "Checking a server against the
+// reference model"; model/keyspace.hpp Keyspace::loaded). Each case takes its own server
+// (fresh_server) except DUMP/RESTORE, which needs no restart.
 //
 // The main assertion is a Snapshot of every key (type, key TTL, fields, values, HPEXPIRETIME
 // per field, HLEN) before and after, compared with state::diff (state/snapshot.hpp).
