@@ -203,6 +203,25 @@ TEST_CASE("External mode: tests run against the given server; a test that needs 
   CHECK(own.code == 0);
 }
 
+TEST_CASE("On an external server without DEBUG, TwinFixture's require_field_ttl() SKIPs before the first CHECK(both(...))",
+          "[catch2]") {
+  // A new-user trial's stumble: the SKIP came from inside the CHECK, which Catch2 counts as a
+  // failure. The last --enable-debug-command on the command line wins.
+  expirykit::process::ServerOptions o;
+  o.config = {{"enable-debug-command", "no"}};
+  expirykit::process::Server external(o);
+  auto r = run_probe({"probe: a twin check as its first line"}, external.address());
+  INFO(r.out);
+  CHECK(r.code == 4);  // Catch2: every selected test was skipped
+  REQUIRE(r.verdicts.size() == 1);
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("\tNOT SUPPORTED\tnot supported by ") &&
+                                ContainsSubstring("as started: the DEBUG command") &&
+                                ContainsSubstring("--enable-debug-command local"));
+  auto own = run_probe({"probe: a twin check as its first line"});  // a spawned server has DEBUG
+  INFO(own.out);
+  CHECK(own.code == 0);
+}
+
 TEST_CASE("known_issue() with an id missing from the table fails whether or not the defect was seen", "[catch2]") {
   for (const char* name : {"probe: known issue with an unknown id and a defect", "probe: known issue with an unknown id and no defect"}) {
     auto r = run_probe({name});

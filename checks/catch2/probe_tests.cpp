@@ -5,6 +5,7 @@
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/catch2/known_issue.hpp>
 #include <expirykit/catch2/prop.hpp>
+#include <expirykit/catch2/twin_fixture.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
 
 using expirykit::catch2::ServerFixture;
@@ -87,3 +88,9 @@ TEST_CASE("probe: fails then skips as a known issue", "[.probe]") {
   expirykit::catch2::skip(Verdict::known_issue, "too late");
 }
 TEST_CASE("probe: skips with the verdict FAIL", "[.probe]") { expirykit::catch2::skip(Verdict::fail, "a misuse"); }
+
+// The README's twin pattern: require_field_ttl(), then a both() inside a CHECK.
+TEST_CASE_METHOD(expirykit::catch2::TwinFixture, "probe: a twin check as its first line", "[.probe]") {
+  require_field_ttl();
+  CHECK(both("HSET h a 1") == Reply::integer(1));
+}

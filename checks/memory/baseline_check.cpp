@@ -126,7 +126,8 @@ TEST_CASE("memory verdict: within, regressed, improved and missing", "[memory][b
         "recorded " + b.recorded + " on valkey 9.1.2); difference +8.0 B (+6.4%), allowed +/-3.8 B (3.0% or 1.0 B, "
         "whichever is larger). This layout costs more memory than "
         "the committed baseline. If that is expected (a new server release, or your layout changed on purpose), "
-        "rewrite the baseline: EXPIRYKIT_UPDATE_BASELINES=1 ci/memory-gate valkey-9.1; otherwise look at the "
+        "rewrite the baseline: run this test again with EXPIRYKIT_UPDATE_BASELINES=1 (the kit's own layouts: "
+        "EXPIRYKIT_UPDATE_BASELINES=1 ci/memory-gate valkey-9.1); otherwise look at the "
         "encodings above first.");
 
   auto smaller = memory::compare(measurement("string-ex", {110.0, 110.0, 110.0}, "listpack"), b, origin);

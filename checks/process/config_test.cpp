@@ -309,14 +309,15 @@ TEST_CASE("An external server or cluster makes the password the fallback credent
   }
 }
 
-TEST_CASE("Replay lines name every variable that picks the servers, never the password", "[config]") {
+TEST_CASE("Replay lines name every variable that picks the servers or the dialect, never the password", "[config]") {
   ScopedEnv s("EXPIRYKIT_SERVER", "/opt/it's/valkey-server"), a("EXPIRYKIT_SERVER_ADDR", "127.0.0.1:7"),
       d("EXPIRYKIT_SERVERS_DIR", "/srv"), sh("EXPIRYKIT_CLUSTER_SHAPE", "2x0"), seed("EXPIRYKIT_CLUSTER_SEED", "[::1]:9"),
-      pw("EXPIRYKIT_SERVER_PASSWORD", "secret"), scale("EXPIRYKIT_PROP_SCALE", nullptr);
+      dia("EXPIRYKIT_DIALECT", "redis-8.0"), pw("EXPIRYKIT_SERVER_PASSWORD", "secret"), scale("EXPIRYKIT_PROP_SCALE", nullptr);
   CHECK(env::server_assignments() ==
         "EXPIRYKIT_SERVER='/opt/it'\\''s/valkey-server' EXPIRYKIT_SERVER_ADDR='127.0.0.1:7' EXPIRYKIT_SERVERS_DIR='/srv' "
-        "EXPIRYKIT_CLUSTER_SHAPE='2x0' EXPIRYKIT_CLUSTER_SEED='[::1]:9' ");
+        "EXPIRYKIT_CLUSTER_SHAPE='2x0' EXPIRYKIT_CLUSTER_SEED='[::1]:9' EXPIRYKIT_DIALECT='redis-8.0' ");
   ScopedEnv none_s("EXPIRYKIT_SERVER", nullptr), none_a("EXPIRYKIT_SERVER_ADDR", nullptr),
-      none_d("EXPIRYKIT_SERVERS_DIR", nullptr), none_sh("EXPIRYKIT_CLUSTER_SHAPE", ""), none_seed("EXPIRYKIT_CLUSTER_SEED", nullptr);
+      none_d("EXPIRYKIT_SERVERS_DIR", nullptr), none_sh("EXPIRYKIT_CLUSTER_SHAPE", ""), none_seed("EXPIRYKIT_CLUSTER_SEED", nullptr),
+      none_dia("EXPIRYKIT_DIALECT", nullptr);
   CHECK(env::server_assignments().empty());
 }

@@ -90,7 +90,7 @@ TEST_CASE("Replay lines quote for the shell and select one Catch2 test", "[env]"
   CHECK(env::shell_quote("a b") == "'a b'");
   CHECK(env::shell_quote("it's") == "'it'\\''s'");
   ScopedEnv s("EXPIRYKIT_SERVER", "redis-8.0"), a("EXPIRYKIT_SERVER_ADDR", nullptr), d("EXPIRYKIT_SERVERS_DIR", nullptr),
-      sh("EXPIRYKIT_CLUSTER_SHAPE", nullptr), seed("EXPIRYKIT_CLUSTER_SEED", nullptr);
+      sh("EXPIRYKIT_CLUSTER_SHAPE", nullptr), seed("EXPIRYKIT_CLUSTER_SEED", nullptr), dia("EXPIRYKIT_DIALECT", nullptr);
   CHECK(env::server_assignments() == "EXPIRYKIT_SERVER='redis-8.0' ");
   const std::string line = expirykit::property::replay_command(42, "a\\, b");
   CHECK_THAT(line, ContainsSubstring("RC_PARAMS=\"seed=42\"") && ContainsSubstring("EXPIRYKIT_PROP_SECONDS=0") &&

@@ -4,7 +4,7 @@
 #                  cmake -DCMAKE_PREFIX_PATH=<prefix>; checks that the installed package was used;
 #   add_subdirectory  cmake -DEXPIRYKIT_SOURCE_DIR=<this checkout> (add_subdirectory with a binary dir).
 # Each: configure, build, then ctest (one test per TEST_CASE). Prints two lines per route and the
-# tests that SKIPped with their reason (a KNOWN ISSUE of the server, a missing baseline); the whole
+# tests that SKIPped with their reason (a KNOWN ISSUE of the server, a server without field TTLs); the whole
 # log of a step that fails. Everything goes to one temporary folder, removed at the end (server
 # folders too: TMPDIR points into it). The tests run in a process group of their own, which is
 # killed (by its id) if this script is interrupted; the servers they start die with them

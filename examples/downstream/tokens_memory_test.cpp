@@ -101,8 +101,9 @@ class MemoryFixture : public ServerFixture {
 
 TEST_CASE_METHOD(MemoryFixture, "Memory: a user's tokens cost what our committed baseline says", "[memory]") {
   const auto m = memory::Probe(probe_options(3)).run(user_tokens(10000));
-  // Fails when the median exceeds the baseline by more than its tolerance (3% or 1 B); SKIPs
-  // when memory-baselines/ has no file for this server line (how to record one is in the message).
+  // Fails when the median exceeds the baseline by more than its tolerance (3% or 1 B). A server
+  // line without a file is gated against the newest older line of its flavor; with none at all
+  // it FAILs with NO BASELINE and how to record one (docs/reference/memory/matchers.md).
   memory::check_against_baseline(m, memory::baseline_dir(TOKENS_BASELINE_DIR) / (m.line + ".json"));
 }
 

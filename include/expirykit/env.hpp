@@ -175,8 +175,9 @@ inline std::string shell_quote(const std::string& s) {
   return out + "'";
 }
 
-/// The variables that pick the servers under test (EXPIRYKIT_SERVER, EXPIRYKIT_SERVER_ADDR,
-/// EXPIRYKIT_SERVERS_DIR, EXPIRYKIT_CLUSTER_SHAPE, EXPIRYKIT_CLUSTER_SEED) as the configuration
+/// The variables that pick the servers under test and the model that checks them
+/// (EXPIRYKIT_SERVER, EXPIRYKIT_SERVER_ADDR, EXPIRYKIT_SERVERS_DIR, EXPIRYKIT_CLUSTER_SHAPE,
+/// EXPIRYKIT_CLUSTER_SEED, EXPIRYKIT_DIALECT) as the configuration
 /// holds them now (config(): the environment as last read), as shell assignments each followed
 /// by a space ("" when none is set): the start of a replay command line. The password is never
 /// printed. Throws std::invalid_argument as config() does.
@@ -189,6 +190,7 @@ inline std::string server_assignments() {
   if (c.servers_dir) put("EXPIRYKIT_SERVERS_DIR", c.servers_dir->string());
   if (c.cluster_shape) put("EXPIRYKIT_CLUSTER_SHAPE", c.cluster_shape->to_string());
   if (c.cluster_seed) put("EXPIRYKIT_CLUSTER_SEED", c.cluster_seed->text);
+  if (c.dialect) put("EXPIRYKIT_DIALECT", *c.dialect);  // another dialect checks other replies
   return out;
 }
 

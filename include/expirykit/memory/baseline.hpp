@@ -266,9 +266,14 @@ inline const char* to_string(Verdict::Status s) {
 /// instead of compared. Throws std::invalid_argument for a bad EXPIRYKIT_* value (config()).
 inline bool update_requested() { return config().update_baselines; }
 
-/// The command that rewrites the baseline of `line` on purpose (for messages).
+/// How to rewrite the baseline of server line `line` on purpose (for messages): run the test
+/// that measured it again with EXPIRYKIT_UPDATE_BASELINES=1, and for the kit's own layouts the
+/// kit's gate. Both named, since a team's layouts live in its own test binary (a new-user trial
+/// ran the kit's gate, which re-records the kit's baselines, not theirs).
 inline std::string update_hint(const std::string& line) {
-  return "EXPIRYKIT_UPDATE_BASELINES=1 ci/memory-gate " + line;
+  return "run this test again with EXPIRYKIT_UPDATE_BASELINES=1 (the kit's own layouts: EXPIRYKIT_UPDATE_BASELINES=1 "
+         "ci/memory-gate " +
+         line + ")";
 }
 
 /// Compares `m` with the entry of its layout in `b` (`origin`: the file name, for the text).
