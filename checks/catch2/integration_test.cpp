@@ -222,6 +222,23 @@ TEST_CASE("On an external server without DEBUG, TwinFixture's require_field_ttl(
   CHECK(own.code == 0);
 }
 
+TEST_CASE("A failed twin check names the test's file and line and prints the steps so far as a script", "[catch2]") {
+  auto r = run_probe({"probe: a twin check fails"});
+  INFO(r.out);
+  CHECK(r.code != 0);
+  // The line of the failing both() in probe_tests.cpp, found by its marker comment.
+  int line = 0, n = 0;
+  std::ifstream src(std::string(EXPIRYKIT_CHECKS_DIR) + "/catch2/probe_tests.cpp");
+  for (std::string l; std::getline(src, l);) {
+    ++n;
+    if (l.find("// PROBE-FAILING-LINE") != std::string::npos) line = n;
+  }
+  REQUIRE(line > 0);
+  CHECK_THAT(r.out, ContainsSubstring("called at ") && ContainsSubstring("probe_tests.cpp:" + std::to_string(line)));
+  CHECK_THAT(r.out, ContainsSubstring("the test's steps so far") && ContainsSubstring("HPEXPIRE h 100000 FIELDS 1 a") &&
+                        ContainsSubstring("<-- MISMATCH"));
+}
+
 TEST_CASE("known_issue() with an id missing from the table fails whether or not the defect was seen", "[catch2]") {
   for (const char* name : {"probe: known issue with an unknown id and a defect", "probe: known issue with an unknown id and no defect"}) {
     auto r = run_probe({name});

@@ -94,3 +94,12 @@ TEST_CASE_METHOD(expirykit::catch2::TwinFixture, "probe: a twin check as its fir
   require_field_ttl();
   CHECK(both("HSET h a 1") == Reply::integer(1));
 }
+
+// A twin check that fails: the server's field lost its TTL behind the model's back.
+TEST_CASE_METHOD(expirykit::catch2::TwinFixture, "probe: a twin check fails", "[.probe]") {
+  require_field_ttl();
+  both("HSET h a 1");
+  both("HPEXPIRE h 100000 FIELDS 1 a");
+  CHECK(client()("HPERSIST", "h", "FIELDS", "1", "a") == Reply::ints({1}));  // the server only
+  both("HTTL h FIELDS 1 a");  // PROBE-FAILING-LINE
+}

@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <utility>
 
@@ -66,11 +67,15 @@ class TwinFixture : public ServerFixture {
   /// Runs `line` on both sides; CHECKs that the replies agree; returns the server's reply, which
   /// names its command when printed (`CHECK(both("HTTL h FIELDS 1 a") == ...)` shows
   /// "(reply to: HTTL h FIELDS 1 a)"). Note: an error reply the model gives too (a mistyped
-  /// command) agrees; CHECK the reply when the command must succeed.
-  Reply both(const std::string& line) { return both(expirykit::resp::parse_cli_line(line)); }
-  Reply both(const expirykit::resp::Argv& argv) {
+  /// command) agrees; CHECK the reply when the command must succeed. A failed step's message
+  /// also names the caller's file and line (Catch2 reports this header's) and the test's steps so
+  /// far as a valkey-cli script (Twin::script(), the failed one marked), which replays it.
+  Reply both(const std::string& line, std::source_location where = std::source_location::current()) {
+    return both(expirykit::resp::parse_cli_line(line), where);
+  }
+  Reply both(const expirykit::resp::Argv& argv, std::source_location where = std::source_location::current()) {
     Step s = twin().run(argv);
-    INFO(s.describe());
+    INFO(s.describe() + (s.ok ? std::string() : failure_context(where)));
     CHECK(s.ok);
     Reply r = s.server;
     r.set_sent(expirykit::resp::cli_line(argv));
@@ -91,24 +96,32 @@ class TwinFixture : public ServerFixture {
   void observe_events(const std::string& flags = "KEA") { twin().observe_events(flags); }
   /// Compares INFO counters with the model from here on: check_counters().
   void observe_counters() { twin().observe_counters(); }
-  /// INFO counters agree with the model (CHECK, with the differences as the message).
-  void check_counters() {
+  /// INFO counters agree with the model (CHECK, with the differences as the message, the
+  /// caller's file and line and the steps so far).
+  void check_counters(std::source_location where = std::source_location::current()) {
     auto diffs = twin().compare_counters();
     std::string all;
     for (auto& d : diffs) all += d + "\n";
-    INFO(all);
+    INFO(all + (diffs.empty() ? std::string() : failure_context(where)));
     CHECK(diffs.empty());
   }
-  /// Model and server hold the same data (CHECK, with the differences as the message).
-  void check_same_state() {
+  /// Model and server hold the same data (CHECK, with the differences as the message, the
+  /// caller's file and line and the steps so far).
+  void check_same_state(std::source_location where = std::source_location::current()) {
     auto diffs = twin().compare_state();
     std::string all;
     for (auto& d : diffs) all += d + "\n";
-    INFO(all);
+    INFO(all + (diffs.empty() ? std::string() : failure_context(where)));
     CHECK(diffs.empty());
   }
 
  private:
+  /// "called at <file>:<line>" and the twin's script: what a failed check adds to its message.
+  std::string failure_context(const std::source_location& where) {
+    return "\ncalled at " + std::string(where.file_name()) + ":" + std::to_string(where.line()) +
+           "\nthe test's steps so far (replay with valkey-cli / redis-cli):\n" + twin().script();
+  }
+
   std::unique_ptr<Twin> twin_;
 };
 
