@@ -228,7 +228,7 @@ TEST_CASE("A failed twin check names the test's file and line and prints the ste
   CHECK(r.code != 0);
   // The line of the failing both() in probe_tests.cpp, found by its marker comment.
   int line = 0, n = 0;
-  std::ifstream src(std::string(EXPIRYKIT_CHECKS_DIR) + "/catch2/probe_tests.cpp");
+  std::ifstream src(std::string(CHECK_CATCH2_CHECKS_DIR) + "/catch2/probe_tests.cpp");
   for (std::string l; std::getline(src, l);) {
     ++n;
     if (l.find("// PROBE-FAILING-LINE") != std::string::npos) line = n;
