@@ -16,6 +16,7 @@
 #include <source_location>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
@@ -46,20 +47,13 @@ class TwinFixture : public ServerFixture {
   /// does not translate it). Creates nothing: the twin is still made at its first use.
   void require_field_ttl() {
     ServerFixture::require_field_ttl();
-    if (!twin_) {
-      (void)require_dialect();
-      require_debug("DEBUG SET-ACTIVE-EXPIRE (the twin pauses active expiry)");
-    }
+    if (!twin_) (void)twin_dialect();
   }
 
   /// The model twin of the shared server (its known issues excused and named, not failed);
   /// SKIPs on a server without a dialect or without DEBUG.
   Twin& twin() {
-    if (!twin_) {
-      auto d = require_dialect();
-      require_debug("DEBUG SET-ACTIVE-EXPIRE");
-      twin_ = std::make_unique<Twin>(client(), std::move(d), twin_options());
-    }
+    if (!twin_) twin_ = std::make_unique<Twin>(client(), twin_dialect(), twin_options());
     return *twin_;
   }
   const Dialect& dialect() { return twin().dialect(); }
@@ -99,23 +93,30 @@ class TwinFixture : public ServerFixture {
   /// INFO counters agree with the model (CHECK, with the differences as the message, the
   /// caller's file and line and the steps so far).
   void check_counters(std::source_location where = std::source_location::current()) {
-    auto diffs = twin().compare_counters();
-    std::string all;
-    for (auto& d : diffs) all += d + "\n";
-    INFO(all + (diffs.empty() ? std::string() : failure_context(where)));
-    CHECK(diffs.empty());
+    check_no_differences(twin().compare_counters(), where);
   }
   /// Model and server hold the same data (CHECK, with the differences as the message, the
   /// caller's file and line and the steps so far).
   void check_same_state(std::source_location where = std::source_location::current()) {
-    auto diffs = twin().compare_state();
+    check_no_differences(twin().compare_state(), where);
+  }
+
+ private:
+  /// The dialect the twin checks with, after the twin's own SKIPs (no model dialect, DEBUG off):
+  /// what twin() and require_field_ttl() both ask.
+  Dialect twin_dialect() {
+    auto d = require_dialect();
+    require_debug("DEBUG SET-ACTIVE-EXPIRE");
+    return d;
+  }
+  /// CHECKs that `diffs` (compare_counters(), compare_state()) is empty, with the differences,
+  /// one a line, and failure_context() as the message.
+  void check_no_differences(const std::vector<std::string>& diffs, const std::source_location& where) {
     std::string all;
     for (auto& d : diffs) all += d + "\n";
     INFO(all + (diffs.empty() ? std::string() : failure_context(where)));
     CHECK(diffs.empty());
   }
-
- private:
   /// "called at <file>:<line>" and the twin's script: what a failed check adds to its message.
   std::string failure_context(const std::source_location& where) {
     return "\ncalled at " + std::string(where.file_name()) + ":" + std::to_string(where.line()) +
