@@ -2,7 +2,7 @@
 // catalogue (include/expirykit/fault/faults.hpp), for measuring what a test suite catches
 // (ci/kill-table runs the conformance run through it, once per fault).
 //
-//   expirykit_fault_proxy --upstream 127.0.0.1:6379 --fault httl-plus-1s [--listen 7000]
+//   expirykit_fault_proxy --upstream 127.0.0.1:6379 --fault httl-plus-1s [--listen 7000] [--delay-ms 3]
 //   expirykit_fault_proxy --list
 //
 // Prints "listening 127.0.0.1:<port>" on stdout once it accepts connections and runs until
@@ -22,11 +22,13 @@ namespace expirykit_tools::fault_proxy {
 namespace {
 
 const char* kUsage =
-    "usage: expirykit_fault_proxy --upstream HOST:PORT --fault ID [--listen PORT]\n"
+    "usage: expirykit_fault_proxy --upstream HOST:PORT --fault ID [--listen PORT] [--delay-ms MS]\n"
     "       expirykit_fault_proxy --list\n"
     "  --upstream HOST:PORT  the server to forward to\n"
     "  --fault ID            the fault to inject (see --list); \"none\" passes everything through\n"
     "  --listen PORT         port on 127.0.0.1 (default 0: a free one; the line \"listening 127.0.0.1:PORT\" says which)\n"
+    "  --delay-ms MS         hold what the server sends MS milliseconds before passing it on (default 0):\n"
+    "                        every round trip at least MS ms slower (fault::Proxy::Options::reply_delay)\n"
     "  --list                print the catalogue: id, area, description (tab-separated)\n"
     "Runs until SIGTERM or SIGINT.\n";
 
@@ -49,6 +51,7 @@ int run(int argc, char** argv) {
   namespace fault = expirykit::fault;
   std::string upstream, fault_id;
   int listen_port = 0;
+  long long delay_ms = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "-h" || a == "--help") {
@@ -59,11 +62,16 @@ int run(int argc, char** argv) {
       for (const auto& f : fault::catalogue()) std::cout << f.id << "\t" << f.area << "\t" << f.description << "\n";
       return 0;
     }
-    if (a == "--upstream" || a == "--fault" || a == "--listen") {
+    if (a == "--upstream" || a == "--fault" || a == "--listen" || a == "--delay-ms") {
       if (i + 1 >= argc) return usage_error(a + " needs a value");
       const std::string v = argv[++i];
       if (a == "--upstream") upstream = v;
       else if (a == "--fault") fault_id = v;
+      else if (a == "--delay-ms") {
+        const auto d = fault::detail::cmd::integer(v);
+        if (!d || *d < 0 || *d > 60000) return usage_error("--delay-ms " + v + " is not a number of milliseconds (0..60000)");
+        delay_ms = *d;
+      }
       else if (!parse_port(v, listen_port, 0)) return usage_error("--listen " + v + " is not a port (0..65535)");
       continue;
     }
@@ -87,13 +95,17 @@ int run(int argc, char** argv) {
   signal(SIGPIPE, SIG_IGN);
 
   try {
-    fault::Proxy proxy({upstream.substr(0, colon), upstream_port, listen_port, f->hooks});
+    fault::Proxy proxy({.upstream_host = upstream.substr(0, colon),
+                        .upstream_port = upstream_port,
+                        .listen_port = listen_port,
+                        .hooks = f->hooks,
+                        .reply_delay = std::chrono::milliseconds(delay_ms)});
     std::cout << "listening " << proxy.address() << std::endl;
     int sig = 0;
     sigwait(&stop_signals, &sig);
     proxy.stop();
     const auto s = proxy.stats();
-    std::cerr << "expirykit_fault_proxy: fault " << f->id << ", " << s.accepted << " connections, " << s.errors
+    std::cerr << "expirykit_fault_proxy: fault " << f->id << (delay_ms ? ", replies held " + std::to_string(delay_ms) + " ms" : "") << ", " << s.accepted << " connections, " << s.errors
               << " closed on errors" << (s.last_error.empty() ? "" : " (last: " + s.last_error + ")") << "\n";
   } catch (const std::exception& e) {
     std::cerr << "expirykit_fault_proxy: " << e.what() << "\n";

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -186,6 +187,34 @@ TEST_CASE_METHOD(ProxyFixture, "Proxy without a fault: the twin's pipeline, valu
   CHECK(c("CLIENT", "ID").as_integer() != direct()("CLIENT", "ID").as_integer());
   CHECK(c("HGET", "h", "n") == Reply::string("9"));
   CHECK(proxy().stats().errors == 0);
+}
+
+TEST_CASE_METHOD(ProxyFixture, "Proxy with a reply delay: every round trip waits at least the delay, replies unchanged and in order",
+                 "[fault]") {
+  // A lower bound only: the delay holds however loaded the machine (no upper bound is asserted).
+  using clock = std::chrono::steady_clock;
+  constexpr auto delay = std::chrono::milliseconds(150);
+  fault::Proxy::Options o;
+  o.upstream_host = target().host();
+  o.upstream_port = target().port();
+  o.reply_delay = delay;
+  fault::Proxy slow(o);
+  resp::Client c("127.0.0.1", slow.port());
+  auto t0 = clock::now();
+  CHECK(c("PING") == Reply::status("PONG"));
+  CHECK(clock::now() - t0 >= delay);
+  t0 = clock::now();
+  const auto r = c.pipeline({{"DEL", "d"}, {"HSET", "d", "a", "1", "b", "2"}, {"HGET", "d", "b"}, {"HLEN", "d"}});
+  CHECK(clock::now() - t0 >= delay);
+  CHECK(r == std::vector<Reply>{Reply::integer(0), Reply::integer(2), Reply::string("2"), Reply::integer(2)});
+  // Two round trips in a row: each waits.
+  t0 = clock::now();
+  (void)c("PING");
+  (void)c("PING");
+  CHECK(clock::now() - t0 >= 2 * delay);
+  CHECK(slow.stats().errors == 0);
+  o.reply_delay = std::chrono::milliseconds(-1);
+  CHECK_THROWS_AS(fault::Proxy(o), std::invalid_argument);
 }
 
 TEST_CASE_METHOD(ProxyFixture, "Proxy without a fault: keyspace notifications and tracking invalidations arrive", "[fault]") {

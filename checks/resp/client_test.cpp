@@ -1,9 +1,13 @@
 // resp::Client against a real server (the provisioned default, or EXPIRYKIT_SERVER).
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <chrono>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/env.hpp>
+
+#include "../common/env.hpp"
 
 using expirykit::catch2::ServerFixture;
 using expirykit::resp::Client;
@@ -74,4 +78,40 @@ TEST_CASE_METHOD(ServerFixture, "A connection closed by the server throws Connec
   CHECK_THROWS_AS(victim("PING"), ConnectionError);
   CHECK_THROWS_AS(victim("PING"), ConnectionError);  // closed for good, and says so
   CHECK(target().client()("PING") == Reply::status("PONG"));
+}
+
+TEST_CASE_METHOD(ServerFixture, "A reply delay (EXPIRYKIT_WIRE_DELAY_MS or set_reply_delay) waits once per round trip",
+                 "[resp]") {
+  // Lower bounds only: they hold however loaded the machine is.
+  using clock = std::chrono::steady_clock;
+  constexpr auto delay = std::chrono::milliseconds(120);
+  auto timed = [](auto&& f) {
+    const auto t0 = clock::now();
+    f();
+    return clock::now() - t0;
+  };
+  SECTION("set_reply_delay") {
+    Client c(target().host(), target().port());
+    CHECK(c.reply_delay() == std::chrono::milliseconds(0));
+    c.set_reply_delay(delay);
+    CHECK(timed([&] { CHECK(c("PING") == Reply::status("PONG")); }) >= delay);
+    std::vector<Reply> rs;
+    CHECK(timed([&] { rs = c.pipeline({{"SET", "wd", "1"}, {"INCR", "wd"}, {"GET", "wd"}}); }) >= delay);
+    CHECK(rs == std::vector<Reply>{Reply::ok(), Reply::integer(2), Reply::string("2")});
+    CHECK(timed([&] {
+            (void)c("PING");
+            (void)c("PING");
+          }) >= 2 * delay);
+  }
+  SECTION("EXPIRYKIT_WIRE_DELAY_MS, and replay lines keep it") {
+    ekcheck::ScopedEnv env("EXPIRYKIT_WIRE_DELAY_MS", "120");
+    Client c(target().host(), target().port());
+    CHECK(c.reply_delay() == delay);
+    CHECK(timed([&] { CHECK(c("PING") == Reply::status("PONG")); }) >= delay);
+    CHECK(expirykit::env::server_assignments().find("EXPIRYKIT_WIRE_DELAY_MS='120' ") != std::string::npos);
+  }
+  SECTION("a bad value is an error naming it") {
+    ekcheck::ScopedEnv env("EXPIRYKIT_WIRE_DELAY_MS", "3ms");
+    CHECK_THROWS_WITH(expirykit::config(), Catch::Matchers::ContainsSubstring("EXPIRYKIT_WIRE_DELAY_MS='3ms'"));
+  }
 }

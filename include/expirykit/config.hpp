@@ -80,6 +80,10 @@ struct Config {
   /// EXPIRYKIT_DIALECT: the name of the model dialect that checks the server ("redis-8.0");
   /// nullopt: the server's own (server/dialect_choice.hpp checks the name).
   std::optional<std::string> dialect;
+  /// EXPIRYKIT_WIRE_DELAY_MS: milliseconds every resp::Client waits after it sends, before it reads
+  /// the replies (each round trip that much slower, as on a slow network or a busy CI runner), 1
+  /// to 60000; unset: 0, none (resp/client.hpp).
+  long long wire_delay_ms = 0;
 
   // ---- properties (property/property.hpp) ----
   /// EXPIRYKIT_PROP_SCALE: multiplies property rounds and time budgets; > 0.
@@ -175,6 +179,9 @@ struct Config {
     read("EXPIRYKIT_CLUSTER_SHAPE", [&](const std::string& v) { c.cluster_shape = parse_cluster_shape(v); });
     read("EXPIRYKIT_KEEP_DIRS", flag("EXPIRYKIT_KEEP_DIRS", c.keep_dirs));
     read("EXPIRYKIT_DIALECT", text(c.dialect));
+    read("EXPIRYKIT_WIRE_DELAY_MS", [&](const std::string& v) {
+      c.wire_delay_ms = static_cast<long long>(detail::parse_count("EXPIRYKIT_WIRE_DELAY_MS", v, 60000, "3"));
+    });
     read("EXPIRYKIT_PROP_SCALE", [&](const std::string& v) { c.prop_scale = detail::parse_number("EXPIRYKIT_PROP_SCALE", v, false); });
     read("EXPIRYKIT_PROP_SECONDS",
          [&](const std::string& v) { c.prop_seconds = detail::parse_number("EXPIRYKIT_PROP_SECONDS", v, true); });
@@ -266,7 +273,9 @@ inline const Config& config() {
 /// The configuration as far as it parses: config(), except that a variable whose value does not
 /// parse has its member's default instead of an error. Never throws for a bad value. Only for
 /// reporting while the configuration is bad (the verdict listener still writes its lines, each
-/// test failing with config()'s error); everything else calls config().
+/// test failing with config()'s error), and resp::Client's EXPIRYKIT_WIRE_DELAY_MS (a bad value
+/// elsewhere must not make every connection throw; the fixtures throw it); everything else calls
+/// config().
 inline const Config& partial_config() {
   auto& s = detail::config_store();
   std::lock_guard<std::mutex> lock(s.mu);

@@ -70,6 +70,11 @@ inline constexpr Variable variables[] = {
     {"EXPIRYKIT_DIALECT", Readers::headers, "a dialect name of the server's flavor, e.g. `redis-8.0`",
      "the server's own, else the newest older one of its flavor", "the model dialect that checks the server",
      "server/dialect_choice.hpp"},
+    {"EXPIRYKIT_WIRE_DELAY_MS", Readers::headers, "milliseconds, 1 to 60000", "none",
+     "every connection the kit opens (`resp::Client`) waits this long after it sends, before it reads the replies: "
+     "each round trip that much slower, as on a slow network or a busy runner, to show that a suite's time margins "
+     "hold (replay lines keep it)",
+     "resp/client.hpp"},
     {"EXPIRYKIT_PROP_SCALE", Readers::headers, "a number > 0", "`1`", "multiplies property rounds and time budgets",
      "property/property.hpp, property/durable_property.hpp, ci/conformance"},
     {"EXPIRYKIT_PROP_SECONDS", Readers::headers, "seconds, a number >= 0", "each property's own x `EXPIRYKIT_PROP_SCALE`",
@@ -177,7 +182,7 @@ inline std::string shell_quote(const std::string& s) {
 
 /// The variables that pick the servers under test and the model that checks them
 /// (EXPIRYKIT_SERVER, EXPIRYKIT_SERVER_ADDR, EXPIRYKIT_SERVERS_DIR, EXPIRYKIT_CLUSTER_SHAPE,
-/// EXPIRYKIT_CLUSTER_SEED, EXPIRYKIT_DIALECT) as the configuration
+/// EXPIRYKIT_CLUSTER_SEED, EXPIRYKIT_DIALECT, EXPIRYKIT_WIRE_DELAY_MS) as the configuration
 /// holds them now (config(): the environment as last read), as shell assignments each followed
 /// by a space ("" when none is set): the start of a replay command line. The password is never
 /// printed. Throws std::invalid_argument as config() does.
@@ -191,6 +196,7 @@ inline std::string server_assignments() {
   if (c.cluster_shape) put("EXPIRYKIT_CLUSTER_SHAPE", c.cluster_shape->to_string());
   if (c.cluster_seed) put("EXPIRYKIT_CLUSTER_SEED", c.cluster_seed->text);
   if (c.dialect) put("EXPIRYKIT_DIALECT", *c.dialect);  // another dialect checks other replies
+  if (c.wire_delay_ms) put("EXPIRYKIT_WIRE_DELAY_MS", std::to_string(c.wire_delay_ms));  // a margin it broke
   return out;
 }
 

@@ -13,7 +13,9 @@
 // hooks). Pipelined requests are parsed one by one and forwarded as they come; a message no hook
 // changes is forwarded byte for byte. Both sockets are non-blocking with TCP_NODELAY (no Nagle
 // delay on the kit's round trips); a side that stops reading is not read for more than 64 MiB
-// of buffered output (back-pressure instead of unbounded memory).
+// of buffered output (back-pressure instead of unbounded memory). Options::reply_delay holds
+// what the server sends for a fixed time before the client gets it: a correct server behind a
+// slow wire, for showing that a suite's time margins hold with slower round trips.
 //
 // Closing: the client closing its side (EOF) half-closes the upstream connection once what the
 // client sent is forwarded, and the connection ends when the server closes (a Valkey or Redis
@@ -47,6 +49,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <deque>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -73,6 +76,10 @@ class Proxy {
     /// How long a new connection waits for the upstream connect before giving up (and closing
     /// the client's connection).
     std::chrono::milliseconds connect_timeout{3000};
+    /// Added latency: what the server sends is held this long (from when the proxy read it)
+    /// before it goes to the client, so every round trip takes at least this much longer, as on
+    /// a slow network or a busy CI runner. 0: none. Negative: std::invalid_argument.
+    std::chrono::milliseconds reply_delay{0};
   };
   /// Counters since construction.
   struct Stats {
@@ -88,6 +95,9 @@ class Proxy {
     if (opt_.upstream_port <= 0 || opt_.upstream_port > 65535)
       throw std::invalid_argument("fault proxy: upstream port " + std::to_string(opt_.upstream_port) +
                                   " is not in 1..65535");
+    if (opt_.reply_delay.count() < 0)
+      throw std::invalid_argument("fault proxy: reply delay " + std::to_string(opt_.reply_delay.count()) +
+                                  " ms is negative");
     int p[2];
     if (::pipe2(p, O_CLOEXEC | O_NONBLOCK) != 0) throw sys_error("cannot create a pipe");
     wake_r_ = p[0];
@@ -277,21 +287,34 @@ class Proxy {
     if (ufd.fd < 0) return;
     try {
       Session session(opt_.hooks ? opt_.hooks() : Hooks{});
-      std::string to_up, to_client;
-      bool client_eof = false, up_eof = false, up_shut = false;
-      auto give_up_at = std::chrono::steady_clock::time_point::max();
-      char buf[64 * 1024];
       using clock = std::chrono::steady_clock;
+      std::string to_up, to_client;
+      // Options::reply_delay: what the server sent, each read with the time it may go on.
+      std::deque<std::pair<clock::time_point, std::string>> held;
+      std::size_t held_bytes = 0;
+      bool client_eof = false, up_eof = false, up_shut = false;
+      auto give_up_at = clock::time_point::max();
+      char buf[64 * 1024];
       while (!stopping_) {
-        if (up_eof && to_client.empty()) return;
-        if (clock::now() > give_up_at) return;
+        const auto now = clock::now();
+        while (!held.empty() && held.front().first <= now) {
+          held_bytes -= held.front().second.size();
+          to_client += held.front().second;
+          held.pop_front();
+        }
+        if (up_eof && to_client.empty() && held.empty()) return;
+        if (now > give_up_at) return;
         if (up_eof) to_up.clear();  // the server is gone: what the client sends now goes nowhere
         const short cev = static_cast<short>((!client_eof && !up_eof && to_up.size() < kMaxBuffered ? POLLIN : 0) |
                                              (!to_client.empty() ? POLLOUT : 0));
-        const short uev = static_cast<short>((!up_eof && to_client.size() < kMaxBuffered ? POLLIN : 0) |
+        const short uev = static_cast<short>((!up_eof && to_client.size() + held_bytes < kMaxBuffered ? POLLIN : 0) |
                                              (!to_up.empty() && !up_shut ? POLLOUT : 0));
         pollfd p[3] = {{cev ? cfd.fd : -1, cev, 0}, {uev ? ufd.fd : -1, uev, 0}, {wake_r_, POLLIN, 0}};
-        if (::poll(p, 3, 1000) < 0) {
+        int wait_ms = 1000;
+        if (!held.empty())
+          wait_ms = static_cast<int>(std::clamp<long long>(
+              std::chrono::ceil<std::chrono::milliseconds>(held.front().first - now).count(), 0, 1000));
+        if (::poll(p, 3, wait_ms) < 0) {
           if (errno == EINTR) continue;
           throw sys_error("poll");
         }
@@ -304,10 +327,18 @@ class Proxy {
         }
         if (p[1].revents & (POLLIN | POLLHUP | POLLERR)) {
           const ssize_t n = ::recv(ufd.fd, buf, sizeof buf, 0);
-          if (n > 0) session.from_upstream(std::string_view(buf, static_cast<std::size_t>(n)), to_client);
-          else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+          if (n > 0) {
+            if (opt_.reply_delay.count() == 0) {
+              session.from_upstream(std::string_view(buf, static_cast<std::size_t>(n)), to_client);
+            } else {
+              std::string out;
+              session.from_upstream(std::string_view(buf, static_cast<std::size_t>(n)), out);
+              held_bytes += out.size();
+              held.emplace_back(clock::now() + opt_.reply_delay, std::move(out));
+            }
+          } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
             up_eof = true;
-            give_up_at = std::min(give_up_at, clock::now() + std::chrono::seconds(5));
+            give_up_at = std::min(give_up_at, clock::now() + opt_.reply_delay + std::chrono::seconds(5));
           }
         }
         if (!to_up.empty() && !up_shut && !send_some(ufd.fd, to_up)) {

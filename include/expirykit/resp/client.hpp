@@ -5,7 +5,8 @@
 // timeout, protocol error) throw ConnectionError, whose message names the address.
 // The connection stays on RESP2: hiredis 0.14 cannot parse RESP3 (never send HELLO 3).
 // A server that wants a password gets AUTH right after the connect, with the credentials
-// registered for its address (resp/credentials.hpp).
+// registered for its address (resp/credentials.hpp). EXPIRYKIT_WIRE_DELAY_MS (or
+// set_reply_delay()) makes every round trip that much slower: a test run on a slow wire.
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -20,9 +21,11 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include <expirykit/config.hpp>
 #include <expirykit/resp/credentials.hpp>
 #include <expirykit/resp/reply.hpp>
 
@@ -90,7 +93,8 @@ class Client {
   /// ConnectionError ("127.0.0.1:7000: Connection refused"; "127.0.0.1:7000: AUTH as the default
   /// user refused: WRONGPASS ..." without the password).
   Client(std::string host, int port) : Client(std::move(host), port, Options{}) {}
-  Client(std::string host, int port, Options opts) : host_(std::move(host)), port_(port) {
+  Client(std::string host, int port, Options opts)
+      : host_(std::move(host)), port_(port), delay_(partial_config().wire_delay_ms) {
     ctx_.reset(redisConnectWithTimeout(host_.c_str(), port_, detail::to_timeval(opts.connect_timeout)));
     if (!ctx_) throw ConnectionError(address() + ": cannot allocate a hiredis context");
     if (ctx_->err) fail("cannot connect");
@@ -115,6 +119,14 @@ class Client {
   /// "host:port"
   std::string address() const { return host_ + ":" + std::to_string(port_); }
   bool connected() const { return ctx_ != nullptr; }
+
+  /// Added latency: after sending what is queued, wait `d` before reading, once per round trip
+  /// (call(), pipeline(), the first read() after append(); not read_for()), so every round trip
+  /// is that much slower, as on a slow network or a busy CI runner. Starts as
+  /// EXPIRYKIT_WIRE_DELAY_MS (config.hpp; unset: none, 0 ms); the AUTH of the constructor waits
+  /// it too. For showing that a suite's time margins hold with slower round trips.
+  void set_reply_delay(std::chrono::milliseconds d) { delay_ = d; }
+  std::chrono::milliseconds reply_delay() const { return delay_; }
 
   /// Sends one command and waits for its reply (Reply::sent() names the command). Throws
   /// ConnectionError on I/O failure.
@@ -153,6 +165,7 @@ class Client {
   /// Queues a command in the output buffer (sent on the next read()).
   void append(const Argv& argv) {
     check_open();
+    unsent_ = true;
     if (record_max_) {
       if (recorded_.size() >= record_max_) recorded_.pop_front();
       recorded_.push_back(argv);
@@ -171,6 +184,11 @@ class Client {
   /// Flushes queued commands and reads the next reply (blocking, up to command_timeout).
   Reply read() {
     check_open();
+    if (unsent_ && delay_.count() > 0) {  // Options::reply_delay: send, then wait
+      flush();
+      std::this_thread::sleep_for(delay_);
+    }
+    unsent_ = false;
     void* raw = nullptr;
     if (redisGetReply(ctx_.get(), &raw) != REDIS_OK) fail("read failed");
     std::unique_ptr<void, detail::ReplyFree> guard(raw);
@@ -180,12 +198,8 @@ class Client {
   /// SUBSCRIBE); std::nullopt on timeout, and the connection stays usable.
   std::optional<Reply> read_for(std::chrono::milliseconds timeout) {
     check_open();
-    auto flush_done = [&] {
-      int done = 0;
-      while (!done)
-        if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) fail("write failed");
-    };
-    flush_done();
+    flush();
+    unsent_ = false;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
       void* raw = nullptr;
@@ -206,6 +220,12 @@ class Client {
   void close() { ctx_.reset(); }
 
  private:
+  /// Writes what append() queued (blocking, up to command_timeout).
+  void flush() {
+    int done = 0;
+    while (!done)
+      if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) fail("write failed");
+  }
   void check_open() const {
     if (!ctx_) throw ConnectionError(address() + ": connection is closed (an earlier error closed it)");
   }
@@ -226,6 +246,8 @@ class Client {
   std::string host_;
   int port_;
   std::unique_ptr<redisContext, detail::ContextFree> ctx_;
+  std::chrono::milliseconds delay_{0};
+  bool unsent_ = false;  // append() queued something read() has not sent yet
   std::size_t record_max_ = 0;
   std::deque<Argv> recorded_;
 };
