@@ -126,7 +126,8 @@ TEST_CASE("memory verdict: within, regressed, improved and missing", "[memory][b
         "recorded " + b.recorded + " on valkey 9.1.2); difference +8.0 B (+6.4%), allowed +/-3.8 B (3.0% or 1.0 B, "
         "whichever is larger). This layout costs more memory than "
         "the committed baseline. If that is expected (a new server release, or your layout changed on purpose), "
-        "rewrite the baseline: run this test again with EXPIRYKIT_UPDATE_BASELINES=1 (the kit's own layouts: "
+        "rewrite the baseline: run this test again with " + expirykit::env::server_assignments() +
+        "EXPIRYKIT_UPDATE_BASELINES=1 (the kit's own layouts: "
         "EXPIRYKIT_UPDATE_BASELINES=1 ci/memory-gate valkey-9.1); otherwise look at the "
         "encodings above first.");
 
@@ -164,9 +165,30 @@ TEST_CASE("memory matcher: WithinBaseline accepts, rejects and composes", "[memo
   CHECK_THAT(measurement("ints50", {6.0}), !memory::WithinBaseline(b, "f.json"));
   auto matcher = memory::WithinBaseline(b, "f.json");
   CHECK_FALSE(matcher.match(measurement("string-ex", {150.0})));
-  CHECK_THAT(matcher.describe(), ContainsSubstring("but it is not: REGRESSED string-ex") && ContainsSubstring("f.json"));
+  CHECK_THAT(matcher.describe(),
+             StartsWith("is within the memory baseline (verdict: REGRESSED string-ex") && ContainsSubstring("f.json"));
   CHECK(matcher.match(measurement("string-ex", {125.0})));
-  CHECK_THAT(matcher.describe(), StartsWith("is within the memory baseline: ") && !ContainsSubstring("but it is not"));
+  CHECK_THAT(matcher.describe(), StartsWith("is within the memory baseline (verdict: PASSED string-ex"));
+}
+
+TEST_CASE("memory baseline: the hint reruns with the same server; a relative path says relative to what",
+          "[memory][baseline]") {
+  {
+    ekcheck::ScopedEnv server("EXPIRYKIT_SERVER", "redis-8.0");  // a new-user trial's rerun recorded the default
+    CHECK_THAT(memory::update_hint("redis-8.0"),
+               StartsWith("run this test again with EXPIRYKIT_SERVER='redis-8.0' EXPIRYKIT_UPDATE_BASELINES=1"));
+  }
+  const auto rel = memory::describe_path("memory-baselines/valkey-9.1.json");
+  CHECK_THAT(rel, StartsWith("memory-baselines/valkey-9.1.json (relative to the working directory: /") &&
+                      ContainsSubstring((std::filesystem::current_path() / "memory-baselines/valkey-9.1.json").string()));
+  CHECK(memory::describe_path("/tmp/b/valkey-9.1.json") == "/tmp/b/valkey-9.1.json");
+  // Beside the calling source file, whatever the working directory; EXPIRYKIT_BASELINE_DIR wins.
+  ekcheck::ScopedEnv unset("EXPIRYKIT_BASELINE_DIR", nullptr);
+  const std::filesystem::path here = std::filesystem::path(__FILE__).parent_path();
+  CHECK(memory::baseline_dir_beside_source("memory-baselines") == here / "memory-baselines");
+  CHECK(memory::baseline_dir_beside_source("/abs/b") == "/abs/b");
+  ekcheck::ScopedEnv set("EXPIRYKIT_BASELINE_DIR", "/elsewhere");
+  CHECK(memory::baseline_dir_beside_source("memory-baselines") == "/elsewhere");
 }
 
 TEST_CASE("memory baseline: update mode records into the file on purpose", "[memory][baseline]") {

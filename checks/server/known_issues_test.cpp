@@ -161,3 +161,21 @@ TEST_CASE("valkey-hrandfield-short: a short but otherwise valid HRANDFIELD reply
   Divergence in_tx{{"EXEC"}, {{"HRANDFIELD", "h", "2"}}, live, strs({"a"}), "", ""};
   CHECK_FALSE(k.matches(in_tx));
 }
+
+TEST_CASE("replica_issues(): the rows of a server that involve replicas, which check_replica_agrees names on a failure",
+          "[server][known-issues]") {
+  auto ids = [](const Identity& server) {
+    std::set<std::string> out;
+    for (const auto* k : known_issues::replica_issues(server)) out.insert(k->id);
+    return out;
+  };
+  const auto valkey = ids(id(Flavor::valkey, 9, 1, 2));
+  CHECK(valkey.count("valkey-expired-fields-propagated") == 1);  // a new-user trial's replica check met it
+  CHECK(valkey.count("valkey-hsetex-keepttl-replica-drops-key-ttl") == 1);
+  CHECK(valkey.count("valkey-hrandfield-short") == 0);  // a reply, no replica in it
+  CHECK(valkey.count("redis-hsetex-fnx-replica-drops-key-ttl") == 0);
+  const auto redis = ids(id(Flavor::redis, 8, 0, 6));
+  CHECK(redis.count("redis-hsetex-fnx-replica-drops-key-ttl") == 1);
+  CHECK(redis.count("valkey-expired-fields-propagated") == 0);
+  CHECK(ids(id(Flavor::valkey, 7, 2, 0)).empty());  // before any of them
+}

@@ -30,6 +30,7 @@
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/catch2/fixture_base.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
+#include <expirykit/known_issues/table.hpp>
 #include <expirykit/model/model.hpp>
 #include <expirykit/process/replica_set.hpp>
 #include <expirykit/process/under_test.hpp>
@@ -116,12 +117,27 @@ class ReplicaFixture : public FixtureBase {
     return state::diff(p, r, opt);
   }
   /// CHECKs that the replica holds what the primary holds, with every difference as the message.
+  /// Known issues are not excused here (a snapshot difference names no command): on a failure
+  /// the message lists the known issues of this server that involve replicas
+  /// (known_issues::replica_issues()), each with its report, for the test to name the one it
+  /// meets with catch2::known_issue(identity(), "<id>", observed) (catch2/known_issue.hpp).
   void check_replica_agrees(state::DiffOptions opt = {}) {
     auto diffs = replica_diffs(opt);
     std::string all;
     for (auto& d : diffs) all += d + "\n";
-    if (diffs.empty()) SUCCEED("the replica holds what the primary holds");
-    else FAIL_CHECK("the replica differs from the primary:\n" << all);
+    if (diffs.empty()) {
+      SUCCEED("the replica holds what the primary holds");
+      return;
+    }
+    std::string known;
+    for (const auto* k : known_issues::replica_issues(identity()))
+      known += "  " + k->id + " (" + k->report + "): " + k->what + "\n";
+    if (!known.empty())
+      known = "Known issues of " + identity().to_string() +
+              " that involve replicas, which may be what this is (if one is, name it with "
+              "catch2::known_issue(identity(), \"<id>\", true) instead of this check; replay scripts in "
+              "known_issues/table.hpp):\n" + known;
+    FAIL_CHECK("the replica differs from the primary:\n" << all << known);
   }
 
   /// A primary+replica set of this test's own (restarts, AOF, more replicas). SKIPs in

@@ -388,6 +388,17 @@ inline const KnownIssue* find(std::string_view id) {
   return nullptr;
 }
 
+/// The rows covering `server` whose description or replay script involves a replica ("replica"
+/// in `what` or `replay`), in table order: what a primary-replica difference on that server may
+/// be (catch2::ReplicaFixture::check_replica_agrees names them on a failure).
+inline std::vector<const KnownIssue*> replica_issues(const server::Identity& server) {
+  std::vector<const KnownIssue*> out;
+  const auto mentions = [](const std::string& s) { return s.find("replica") != std::string::npos; };
+  for (const auto& k : table())
+    if (k.covers(server) && (mentions(k.what) || mentions(k.replay))) out.push_back(&k);
+  return out;
+}
+
 /// The rows covering `server` that state::Twin can recognise per step, in table order.
 inline std::vector<const KnownIssue*> recognisable_issues(const server::Identity& server) {
   std::vector<const KnownIssue*> out;

@@ -42,6 +42,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <source_location>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -50,6 +51,7 @@
 #include <nlohmann/json.hpp>
 
 #include <expirykit/config.hpp>
+#include <expirykit/env.hpp>
 #include <expirykit/memory/probe.hpp>
 
 namespace expirykit::memory {
@@ -267,13 +269,30 @@ inline const char* to_string(Verdict::Status s) {
 inline bool update_requested() { return config().update_baselines; }
 
 /// How to rewrite the baseline of server line `line` on purpose (for messages): run the test
-/// that measured it again with EXPIRYKIT_UPDATE_BASELINES=1, and for the kit's own layouts the
-/// kit's gate. Both named, since a team's layouts live in its own test binary (a new-user trial
-/// ran the kit's gate, which re-records the kit's baselines, not theirs).
+/// that measured it again with EXPIRYKIT_UPDATE_BASELINES=1 and the same server settings
+/// (env::server_assignments(): EXPIRYKIT_SERVER=redis-8.0 and the like, so that the rerun records
+/// the same server), and for the kit's own layouts the kit's gate. Both named, since a team's
+/// layouts live in its own test binary (a new-user trial ran the kit's gate, which re-records the
+/// kit's baselines, not theirs).
 inline std::string update_hint(const std::string& line) {
-  return "run this test again with EXPIRYKIT_UPDATE_BASELINES=1 (the kit's own layouts: EXPIRYKIT_UPDATE_BASELINES=1 "
-         "ci/memory-gate " +
+  std::string servers;
+  try {
+    servers = env::server_assignments();
+  } catch (const std::invalid_argument&) {  // a bad setting: the fixtures report it
+  }
+  return "run this test again with " + servers + "EXPIRYKIT_UPDATE_BASELINES=1 (the kit's own layouts: "
+         "EXPIRYKIT_UPDATE_BASELINES=1 ci/memory-gate " +
          line + ")";
+}
+
+/// `p` for a message: as given, and when relative also as the absolute path it stands for now
+/// ("memory-baselines/valkey-9.1.json (relative to the working directory: /home/me/build/...)"):
+/// a relative baseline path depends on where the test runs (ctest runs it in the build folder).
+inline std::string describe_path(const std::filesystem::path& p) {
+  if (p.is_absolute()) return p.string();
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(p, ec);
+  return p.string() + (ec ? std::string() : " (relative to the working directory: " + abs.string() + ")");
 }
 
 /// Compares `m` with the entry of its layout in `b` (`origin`: the file name, for the text).
@@ -416,6 +435,19 @@ inline BaselineChoice choose_baseline(const std::filesystem::path& own_path) {
 /// ci/baselines/memory). Throws std::invalid_argument for a bad EXPIRYKIT_* value (config()).
 inline std::filesystem::path baseline_dir(const std::filesystem::path& fallback = "ci/baselines/memory") {
   return config().baseline_dir.value_or(fallback);
+}
+
+/// EXPIRYKIT_BASELINE_DIR (config().baseline_dir) if set, else `dir` beside the source file that
+/// calls this: a relative `dir` is taken from the folder of `where.file_name()` (CMake compiles
+/// with absolute source paths), so the test finds its baselines whatever the working directory
+/// (ctest runs each test in the build folder; a new-user trial recorded from the source folder
+/// and ctest then found none). An absolute `dir`, or a source file name without a folder, as
+/// baseline_dir() would. Throws std::invalid_argument for a bad EXPIRYKIT_* value (config()).
+inline std::filesystem::path baseline_dir_beside_source(const std::filesystem::path& dir = "memory-baselines",
+                                                        std::source_location where = std::source_location::current()) {
+  if (dir.is_absolute()) return baseline_dir(dir);
+  const std::filesystem::path folder = std::filesystem::path(where.file_name()).parent_path();
+  return baseline_dir(folder.empty() ? dir : folder / dir);
 }
 
 /// The measurement as JSON (for reports): the Entry fields plus layout, server, line,

@@ -40,13 +40,9 @@ struct WithinBaselineMatcher : Catch::Matchers::MatcherGenericBase {
     last = compare(m, baseline, origin);
     return passes(last);
   }
-  /// "is within the memory baseline: PASS ..." after a match; "is within the memory baseline,
-  /// but it is not: REGRESSED ..." after a mismatch (issue 23: the failure read "is within the
-  /// memory baseline: REGRESSED ...").
-  std::string describe() const override {
-    return std::string(passes(last) ? "is within the memory baseline: " : "is within the memory baseline, but it is not: ") +
-           last.text;
-  }
+  /// "is within the memory baseline (verdict: REGRESSED ...)": what is asserted, then the verdict,
+  /// as Catch2's own matchers read ("... equals ..." on a failure too).
+  std::string describe() const override { return "is within the memory baseline (verdict: " + last.text + ")"; }
   /// PASSED or IMPROVED: what the matcher accepts.
   static bool passes(const Verdict& v) { return v.status == Verdict::Status::passed || v.status == Verdict::Status::improved; }
   Baseline baseline;
@@ -69,16 +65,16 @@ inline WithinBaselineMatcher WithinBaseline(Baseline b, std::string origin = "ba
 inline Verdict check_against_baseline(const Measurement& m, const std::filesystem::path& path) {
   if (update_requested()) {
     update_file(path, m);
-    std::cout << "[memory] RECORDED " << m.summary() << " into " << path.string() << std::endl;
-    WARN("baseline updated (EXPIRYKIT_UPDATE_BASELINES=1): " << m.summary() << " -> " << path.string());
+    std::cout << "[memory] RECORDED " << m.summary() << " into " << describe_path(path) << std::endl;
+    WARN("baseline updated (EXPIRYKIT_UPDATE_BASELINES=1): " << m.summary() << " -> " << describe_path(path));
     return {Verdict::Status::passed, 0, 0, 0, "recorded"};
   }
   const BaselineChoice choice = choose_baseline(path);
   auto b = choice.path.empty() ? std::optional<Baseline>{} : Baseline::try_load(choice.path);
   if (!b || !b->find(m.layout)) {
-    const std::string why = !b ? "no memory baseline file " + path.string() + " (nor one of an older " +
+    const std::string why = !b ? "no memory baseline file " + describe_path(path) + " (nor one of an older " +
                                      path.stem().string().substr(0, path.stem().string().rfind('-')) + " line beside it)"
-                               : choice.path.string() + " has no entry for " + m.layout;
+                               : describe_path(choice.path) + " has no entry for " + m.layout;
     std::cout << "[memory] NO BASELINE " << m.summary() << " (" << why << ")" << std::endl;
     FAIL("NO BASELINE: " << why << " (server line " << m.line << "); measured " << m.summary()
                          << ". Record it on purpose: " << update_hint(m.line));
@@ -96,8 +92,7 @@ inline Verdict check_against_baseline(const Measurement& m, const std::filesyste
     v.text += t.str();
   }
   std::cout << "[memory] " << v.text << std::endl;
-  INFO(v.text);
-  CHECK_THAT(m, WithinBaseline(*b, choice.path.string()));
+  CHECK_THAT(m, WithinBaseline(*b, choice.path.string()));  // its description carries the verdict
   if (v.status == Verdict::Status::improved) WARN(v.text);
   return v;
 }
