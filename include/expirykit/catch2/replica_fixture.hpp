@@ -21,6 +21,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <cstdio>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,7 +74,13 @@ class ReplicaFixture : public FixtureBase {
     if (rs_) return *rs_;
     skip_if_external();
     auto& slot = detail::shared_replica_set_slot();
-    if (!slot) slot = std::make_unique<process::ReplicaSet>();
+    if (!slot) {
+      slot = std::make_unique<process::ReplicaSet>();
+      const auto& v = slot->primary().binary_version();  // the banner ServerFixture prints too
+      std::fprintf(stderr, "expirykit: replica tests run against %s %s, primary at %s, replica at %s (spawned: %s)\n",
+                   v.flavor.c_str(), v.version.c_str(), slot->primary().address().c_str(),
+                   slot->replica(0).address().c_str(), slot->primary().binary().string().c_str());
+    }
     rs_ = slot.get();
     primary_.emplace(rs_->primary().client());
     replica_.emplace(rs_->replica(0).client());
