@@ -81,8 +81,8 @@ struct Config {
   /// nullopt: the server's own (server/dialect_choice.hpp checks the name).
   std::optional<std::string> dialect;
   /// EXPIRYKIT_WIRE_DELAY_MS: milliseconds every resp::Client waits after it sends, before it reads
-  /// the replies (each round trip that much slower, as on a slow network or a busy CI runner), 1
-  /// to 60000; unset: 0, none (resp/client.hpp).
+  /// the replies (each round trip that much slower, as on a slow network or a busy CI runner), 0
+  /// to 60000; 0 or unset: none (resp/client.hpp).
   long long wire_delay_ms = 0;
 
   // ---- properties (property/property.hpp) ----
@@ -179,8 +179,8 @@ struct Config {
     read("EXPIRYKIT_CLUSTER_SHAPE", [&](const std::string& v) { c.cluster_shape = parse_cluster_shape(v); });
     read("EXPIRYKIT_KEEP_DIRS", flag("EXPIRYKIT_KEEP_DIRS", c.keep_dirs));
     read("EXPIRYKIT_DIALECT", text(c.dialect));
-    read("EXPIRYKIT_WIRE_DELAY_MS", [&](const std::string& v) {
-      c.wire_delay_ms = static_cast<long long>(detail::parse_count("EXPIRYKIT_WIRE_DELAY_MS", v, 60000, "3"));
+    read("EXPIRYKIT_WIRE_DELAY_MS", [&](const std::string& v) {  // "0": off, as unset (a CI matrix's off leg)
+      c.wire_delay_ms = v == "0" ? 0 : static_cast<long long>(detail::parse_count("EXPIRYKIT_WIRE_DELAY_MS", v, 60000, "3"));
     });
     read("EXPIRYKIT_PROP_SCALE", [&](const std::string& v) { c.prop_scale = detail::parse_number("EXPIRYKIT_PROP_SCALE", v, false); });
     read("EXPIRYKIT_PROP_SECONDS",

@@ -70,11 +70,12 @@ inline constexpr Variable variables[] = {
     {"EXPIRYKIT_DIALECT", Readers::headers, "a dialect name of the server's flavor, e.g. `redis-8.0`",
      "the server's own, else the newest older one of its flavor", "the model dialect that checks the server",
      "server/dialect_choice.hpp"},
-    {"EXPIRYKIT_WIRE_DELAY_MS", Readers::headers, "milliseconds, 1 to 60000", "none",
+    {"EXPIRYKIT_WIRE_DELAY_MS", Readers::headers, "milliseconds, 0 to 60000 (0: none)", "none",
      "every connection the kit opens (`resp::Client`) waits this long after it sends, before it reads the replies: "
      "each round trip that much slower, as on a slow network or a busy runner, to show that a suite's time margins "
-     "hold (replay lines keep it)",
-     "resp/client.hpp"},
+     "hold (the fixtures' first line says it is on, replay lines keep it; a property with a time budget checks fewer "
+     "sequences)",
+     "resp/client.hpp, catch2/fixture.hpp"},
     {"EXPIRYKIT_PROP_SCALE", Readers::headers, "a number > 0", "`1`", "multiplies property rounds and time budgets",
      "property/property.hpp, property/durable_property.hpp, ci/conformance"},
     {"EXPIRYKIT_PROP_SECONDS", Readers::headers, "seconds, a number >= 0", "each property's own x `EXPIRYKIT_PROP_SCALE`",

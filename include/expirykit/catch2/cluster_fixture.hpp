@@ -38,6 +38,7 @@
 #include <expirykit/cluster/client.hpp>
 #include <expirykit/model/model.hpp>
 #include <expirykit/process/cluster.hpp>
+#include <expirykit/process/external_lock.hpp>
 #include <expirykit/process/under_test.hpp>
 #include <expirykit/server/identity.hpp>
 #include <expirykit/state/cluster_twin.hpp>
@@ -79,6 +80,8 @@ class ClusterFixture : public FixtureBase {
   cluster::Client& client() {
     if (client_) return *client_;
     if (const auto seed = process::external_cluster()) {
+      // One test process of this machine at a time on an external cluster (process/external_lock.hpp).
+      static process::ExternalLock lock(seed->text);
       client_ = std::make_unique<cluster::Client>(seed->host, seed->port);
     } else {
       auto& cl = cluster();

@@ -107,7 +107,7 @@ inline process::Target& shared_target() {
       throw;
     }
     ++detail::shared_target_generation();
-    std::fprintf(stderr, "expirykit: tests run against %s\n", t->describe().c_str());
+    std::fprintf(stderr, "expirykit: tests run against %s%s\n", t->describe().c_str(), detail::wire_delay_note().c_str());
   }
   return *t;
 }

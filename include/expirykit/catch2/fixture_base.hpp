@@ -27,6 +27,7 @@
 #include <expirykit/model/dialect.hpp>
 #include <expirykit/process/server.hpp>
 #include <expirykit/resp/client.hpp>
+#include <expirykit/config.hpp>
 #include <expirykit/server/dialect_choice.hpp>
 #include <expirykit/server/identity.hpp>
 #include <expirykit/state/twin_options.hpp>
@@ -40,6 +41,15 @@ namespace detail {
 inline std::string& last_server_identity() {
   static std::string s;
   return s;
+}
+/// What the fixtures' first line adds when EXPIRYKIT_WIRE_DELAY_MS is on ("; every round trip
+/// of the kit's connections waits 3 ms more (EXPIRYKIT_WIRE_DELAY_MS)"), else "": a failure in
+/// such a run is a time margin, and the log must say the delay was on (a new-user trial).
+inline std::string wire_delay_note() {
+  const long long ms = partial_config().wire_delay_ms;
+  return ms > 0 ? "; every round trip of the kit's connections waits " + std::to_string(ms) +
+                      " ms more (EXPIRYKIT_WIRE_DELAY_MS)"
+                : std::string();
 }
 }  // namespace detail
 

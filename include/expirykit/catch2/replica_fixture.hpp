@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <utility>
 #include <vector>
@@ -77,9 +78,10 @@ class ReplicaFixture : public FixtureBase {
     if (!slot) {
       slot = std::make_unique<process::ReplicaSet>();
       const auto& v = slot->primary().binary_version();  // the banner ServerFixture prints too
-      std::fprintf(stderr, "expirykit: replica tests run against %s %s, primary at %s, replica at %s (spawned: %s)\n",
+      std::fprintf(stderr, "expirykit: replica tests run against %s %s, primary at %s, replica at %s (spawned: %s)%s\n",
                    v.flavor.c_str(), v.version.c_str(), slot->primary().address().c_str(),
-                   slot->replica(0).address().c_str(), slot->primary().binary().string().c_str());
+                   slot->replica(0).address().c_str(), slot->primary().binary().string().c_str(),
+                   detail::wire_delay_note().c_str());
     }
     rs_ = slot.get();
     primary_.emplace(rs_->primary().client());
@@ -123,12 +125,12 @@ class ReplicaFixture : public FixtureBase {
     auto r = state::Snapshot::take(replica(), "replica");
     return state::diff(p, r, opt);
   }
-  /// CHECKs that the replica holds what the primary holds, with every difference as the message.
-  /// Known issues are not excused here (a snapshot difference names no command): on a failure
+  /// CHECKs that the replica holds what the primary holds, with every difference as the message
+  /// and the caller's file and line (Catch2 reports this header's). Known issues are not excused here (a snapshot difference names no command): on a failure
   /// the message lists the known issues of this server that involve replicas
   /// (known_issues::replica_issues()), each with its report, for the test to name the one it
   /// meets with catch2::known_issue(identity(), "<id>", observed) (catch2/known_issue.hpp).
-  void check_replica_agrees(state::DiffOptions opt = {}) {
+  void check_replica_agrees(state::DiffOptions opt = {}, std::source_location where = std::source_location::current()) {
     auto diffs = replica_diffs(opt);
     std::string all;
     for (auto& d : diffs) all += d + "\n";
@@ -144,7 +146,8 @@ class ReplicaFixture : public FixtureBase {
               " that involve replicas, which may be what this is (if one is, name it with "
               "catch2::known_issue(identity(), \"<id>\", true) instead of this check; replay scripts in "
               "known_issues/table.hpp):\n" + known;
-    FAIL_CHECK("the replica differs from the primary:\n" << all << known);
+    FAIL_CHECK("the replica differs from the primary:\n"
+               << all << known << "called at " << where.file_name() << ":" << where.line());
   }
 
   /// A primary+replica set of this test's own (restarts, AOF, more replicas). SKIPs in

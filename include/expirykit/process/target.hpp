@@ -5,7 +5,9 @@
 // mode): what needs a restart, a config the kit cannot set, or the server's files is then
 // unavailable (owned() is nullptr) and tests skip it with a reason. Otherwise it owns a
 // process::Server started with the given options. A password-protected external server:
-// EXPIRYKIT_SERVER_PASSWORD (and EXPIRYKIT_SERVER_USER for an ACL user).
+// EXPIRYKIT_SERVER_PASSWORD (and EXPIRYKIT_SERVER_USER for an ACL user). An external Target holds
+// the server's process::ExternalLock for its life: test processes of this machine that share one
+// external server (ctest -j) take turns instead of flushing each other (process/external_lock.hpp).
 // parse_address (process/address.hpp) and external_address() / external_credentials()
 // (process/under_test.hpp) come with this header.
 #pragma once
@@ -18,6 +20,7 @@
 
 #include <expirykit/process/address.hpp>
 #include <expirykit/process/errors.hpp>
+#include <expirykit/process/external_lock.hpp>
 #include <expirykit/process/server.hpp>
 #include <expirykit/process/under_test.hpp>
 #include <expirykit/resp/client.hpp>
@@ -27,14 +30,16 @@ namespace expirykit::process {
 
 class Target {
  public:
-  /// External mode if EXPIRYKIT_SERVER_ADDR is set (checked with PING), else spawns a Server.
-  /// Throws ServerError: unreachable external address, or any Server start failure;
+  /// External mode if EXPIRYKIT_SERVER_ADDR is set (checked with PING; waits first while another
+  /// process of this machine holds the server's ExternalLock), else spawns a Server.
+  /// Throws ServerError: unreachable external address, the lock file, or any Server start failure;
   /// std::invalid_argument: a bad EXPIRYKIT_* value (config()).
   explicit Target(ServerOptions opts = {}) {
     if (const auto addr = external_server()) {
       const std::string& a = addr->text;
       host_ = addr->host;
       port_ = addr->port;
+      lock_ = std::make_unique<ExternalLock>(a);  // before the first test flushes it
       try {
         resp::Client c(host_, port_, {std::chrono::milliseconds(3000), std::chrono::milliseconds(5000)});
         auto r = c("PING");
@@ -84,6 +89,7 @@ class Target {
 
  private:
   std::unique_ptr<Server> server_;
+  std::unique_ptr<ExternalLock> lock_;  // external mode only
   std::string host_;
   int port_ = 0;
   std::optional<server::Identity> identity_;
