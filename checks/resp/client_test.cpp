@@ -112,6 +112,14 @@ TEST_CASE_METHOD(ServerFixture, "A reply delay (EXPIRYKIT_WIRE_DELAY_MS or set_r
   }
   SECTION("a bad value is an error naming it") {
     ekcheck::ScopedEnv env("EXPIRYKIT_WIRE_DELAY_MS", "3ms");
-    CHECK_THROWS_WITH(expirykit::config(), Catch::Matchers::ContainsSubstring("EXPIRYKIT_WIRE_DELAY_MS='3ms'"));
+    CHECK_THROWS_WITH(expirykit::config(), Catch::Matchers::ContainsSubstring("EXPIRYKIT_WIRE_DELAY_MS='3ms'") &&
+                                               Catch::Matchers::ContainsSubstring("0 to 60000"));
+  }
+  SECTION("0 is off, as unset (a CI matrix's off leg)") {
+    ekcheck::ScopedEnv env("EXPIRYKIT_WIRE_DELAY_MS", "0");
+    CHECK(expirykit::config().wire_delay_ms == 0);
+    Client c(target().host(), target().port());
+    CHECK(c.reply_delay() == std::chrono::milliseconds(0));
+    CHECK(expirykit::env::server_assignments().find("EXPIRYKIT_WIRE_DELAY_MS") == std::string::npos);
   }
 }

@@ -180,7 +180,13 @@ struct Config {
     read("EXPIRYKIT_KEEP_DIRS", flag("EXPIRYKIT_KEEP_DIRS", c.keep_dirs));
     read("EXPIRYKIT_DIALECT", text(c.dialect));
     read("EXPIRYKIT_WIRE_DELAY_MS", [&](const std::string& v) {  // "0": off, as unset (a CI matrix's off leg)
-      c.wire_delay_ms = v == "0" ? 0 : static_cast<long long>(detail::parse_count("EXPIRYKIT_WIRE_DELAY_MS", v, 60000, "3"));
+      if (v == "0") return;
+      try {
+        c.wire_delay_ms = static_cast<long long>(detail::parse_count("EXPIRYKIT_WIRE_DELAY_MS", v, 60000, "3"));
+      } catch (const std::invalid_argument&) {
+        throw std::invalid_argument("EXPIRYKIT_WIRE_DELAY_MS='" + v +
+                                    "' is not a number of milliseconds (0 to 60000, e.g. 3; 0 or unset: none)");
+      }
     });
     read("EXPIRYKIT_PROP_SCALE", [&](const std::string& v) { c.prop_scale = detail::parse_number("EXPIRYKIT_PROP_SCALE", v, false); });
     read("EXPIRYKIT_PROP_SECONDS",
