@@ -41,6 +41,26 @@ TEST_CASE("Parallel servers get distinct ports", "[process]") {
   CHECK(a.port() != c.port());
 }
 
+TEST_CASE("A port another server holds is not taken for ready: its PONG is not our server's", "[process]") {
+  // The ctest -j race in miniature: a server already listens where ours is told to bind. Ours
+  // exits with "Address already in use" while the other answers PING; start() must see that
+  // the answer comes from another process and report ours, not return as if it were ready.
+  process::Server holder;
+  process::ServerOptions o;
+  o.port = holder.port();
+  try {
+    process::Server second(o);
+    FAIL("start() returned on port " << o.port << " held by pid " << holder.pid() << "; second pid "
+                                     << second.pid());
+  } catch (const process::ServerError& e) {
+    const std::string what = e.what();
+    INFO(what);
+    CHECK(what.find("Address already in use") != std::string::npos);
+  }
+  auto c = holder.client();
+  CHECK(c("PING") == Reply::status("PONG"));
+}
+
 TEST_CASE("stop with SAVE and start again in the same dir keeps the data; NOSAVE does not", "[process]") {
   process::ServerOptions o;
   o.persistence = process::Persistence::rdb;

@@ -15,8 +15,9 @@
 //  - what the server forks (BGSAVE, AOF rewrite, replication children) dies with the test process
 //    too, even a SIGKILLed one, and the directory goes with it: a detail::Reaper (process/detail/reaper.hpp)
 //    per Server kills the whole group and removes the directory when the test process is gone;
-//  - start() waits until PING answers PONG (LOADING is waited out) and reports a server that
-//    exits or hangs with its exit status and log tail;
+//  - start() waits until PING answers PONG (LOADING is waited out) from a process of the child's
+//    own group (INFO server's process_id: another server that took the port first is not
+//    taken for ours) and reports a server that exits or hangs with its exit status and log tail;
 //  - a port taken by someone else is detected from the log ("Address already in use") and
 //    another port is tried (up to 25 times), so parallel test binaries do not collide.
 // Server options used, besides the caller's: --port, --bind 127.0.0.1, --dir, --logfile,
@@ -32,6 +33,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <deque>
 #include <fstream>
 #include <memory>
@@ -376,8 +378,16 @@ class Server {
       try {
         resp::Client c(host(), port_, {std::chrono::milliseconds(200), std::chrono::milliseconds(1000)});
         auto r = c("PING");
-        if (r == resp::Reply::status("PONG")) return std::nullopt;
-        last = r.to_string();  // e.g. LOADING
+        if (r == resp::Reply::status("PONG")) {
+          // Under ctest -j another test's server can take this port between port_bindable() and
+          // our bind: it answers PING while ours exits with "Address already in use". Ready only
+          // when the server that answers is in our child's process group.
+          const auto pid = answering_pid(c);
+          if (!pid || ::getpgid(*pid) == pgid_) return std::nullopt;
+          last = "PONG from another process (pid " + std::to_string(*pid) + ") on this port";
+        } else {
+          last = r.to_string();  // e.g. LOADING
+        }
       } catch (const resp::ConnectionError& e) {
         last = e.what();
       }
@@ -386,6 +396,16 @@ class Server {
     kill();
     return "server " + binary_.string() + " on port " + std::to_string(port_) + " did not answer PING within " +
            std::to_string(opts_.ready_timeout.count()) + " ms (last: " + last + "); killed it\n" + log_tail();
+  }
+
+  /// INFO server's process_id, or nullopt when the server does not say (INFO renamed away).
+  static std::optional<pid_t> answering_pid(resp::Client& c) {
+    const auto info = c("INFO", "server");
+    if (!info.is_string()) return std::nullopt;
+    const auto& text = info.str();
+    const auto at = text.find("process_id:");
+    if (at == std::string::npos) return std::nullopt;
+    return static_cast<pid_t>(std::strtol(text.c_str() + at + 11, nullptr, 10));
   }
 
   std::optional<int> wait_exit(std::chrono::milliseconds timeout) {
