@@ -67,9 +67,10 @@ struct Out {
 };
 
 /// Sequences drawn from gen::property_sequence (seeded), `count` of them.
-std::vector<std::vector<Argv>> draw(const ek::model::Dialect& d, int max_len, std::size_t count, std::uint64_t seed) {
+std::vector<std::vector<Argv>> draw(const ek::model::Dialect& d, int max_len, std::size_t count, std::uint64_t seed,
+                                    ek::gen::StaleBy by) {
   std::vector<std::vector<Argv>> out;
-  const auto g = ek::gen::property_sequence(d, max_len);
+  const auto g = ek::gen::property_sequence(d, max_len, by);
   rc::Random r(seed);
   for (std::size_t i = 0; i < count; ++i) {
     rc::Random mine = r.split();
@@ -100,6 +101,7 @@ int run(int argc, char** argv) {
   std::string only = "raw,gen,model,twin,sequences,durability,cluster";
   std::string twin_only;
   std::size_t draws = 2000;
+  std::string stale_by = "restore";
   Cli cli("bench_checker",
           "Model-checked commands per second through state::Twin::run and the property drivers, with\n"
           "each observation on and off, beside raw unpipelined round trips of the same client to the\n"
@@ -109,7 +111,8 @@ int run(int argc, char** argv) {
       .opt("max-len", max_len, "commands per sequence, at most")
       .opt("only", only, "sections to run: raw,gen,model,twin,sequences,durability,cluster")
       .opt("twin-only", twin_only, "twin section: only the configurations whose name contains this")
-      .opt("draws", draws, "sequences drawn for the model and twin sections");
+      .opt("draws", draws, "sequences drawn for the model and twin sections")
+      .opt("stale-by", stale_by, "model and twin sections: stale set-ups by restore (the default) or sleep");
   cli.parse(argc, argv);
   auto want = [&](const std::string& s) { return ("," + only + ",").find("," + s + ",") != std::string::npos; };
   return guarded([&] {
@@ -134,7 +137,9 @@ int run(int argc, char** argv) {
     }
 
     // Enough sequences for every timed section to loop over.
-    const auto seqs = draw(*dialect, max_len, draws, c.seed);
+    if (stale_by != "restore" && stale_by != "sleep") throw std::runtime_error("--stale-by: restore or sleep");
+    const auto seqs = draw(*dialect, max_len, draws, c.seed,
+                           stale_by == "sleep" ? ek::gen::StaleBy::sleep : ek::gen::StaleBy::restore);
     const std::size_t per_pass = commands_in(seqs);
 
     if (want("gen")) {
@@ -156,6 +161,8 @@ int run(int argc, char** argv) {
       for (std::size_t i = 0; clk::now() - t0 < budget; i = (i + 1) % seqs.size()) {
         ek::model::Keyspace ks;
         for (const auto& cmd : seqs[i]) {
+          if (const auto f = ek::state::stale_fields(cmd))  // as the twin resolves it: deadlines passed
+            ks.remember_dump(cmd[3], ek::state::stale_entry(*f, std::vector<std::int64_t>(f->size(), now - 2)));
           try {
             ek::model::apply(ks, *dialect, cmd, now);
           } catch (const ek::model::Unmodelled&) {

@@ -17,6 +17,7 @@
 #include <expirykit/model/batch.hpp>
 #include <expirykit/model/model.hpp>
 #include <expirykit/state/coverage.hpp>
+#include <expirykit/state/stale_templates.hpp>
 
 using expirykit::model::Dialect;
 using expirykit::resp::Argv;
@@ -67,6 +68,9 @@ state::Cells simulate(const Dialect& d, int sequences, uint64_t seed, std::set<s
         c[3] = e ? "payload of " + c[3].substr(6) : "";
         if (e) ks.remember_dump(c[3], *e);
       }
+      if (const auto f = state::stale_fields(c)) {  // as state::Twin resolves it: deadlines passed
+        ks.remember_dump(c[3], state::stale_entry(*f, std::vector<int64_t>(f->size(), now - 2)));
+      }
       cells.record(ks, d, c, batch ? &*batch : nullptr, script, now);
       try {
         if (batch) model::apply_batch(ks, d, *batch, now, script);
@@ -98,7 +102,7 @@ TEST_CASE("The main property's generators reach every reachable coverage cell (m
 
 TEST_CASE("A stale setup: active expiry off, fields due within 3 ms, then a server sleep 1 ms past the longest", "[gen]") {
   rc::Random random(7);
-  const auto g = expirykit::gen::setup_prefix(Dialect::valkey_9_1(), true);
+  const auto g = expirykit::gen::setup_prefix(Dialect::valkey_9_1(), true, expirykit::gen::StaleBy::sleep);
   for (int i = 0; i < 200; ++i) {
     const auto p = g(random.split(), 100).value();
     REQUIRE(p.size() >= 4);
@@ -117,4 +121,33 @@ TEST_CASE("A stale setup: active expiry off, fields due within 3 ms, then a serv
     CHECK(std::lround(std::stod(p.back()[2]) * 1000) == longest + 1);
     CHECK(near >= 1);  // the first field of each key always falls due
   }
+}
+
+TEST_CASE("A stale setup by RESTORE: active expiry off, each key starts from a stale template of its field a and others, no sleep", "[gen]") {
+  rc::Random random(7);
+  const auto g = expirykit::gen::setup_prefix(Dialect::valkey_9_1(), true, expirykit::gen::StaleBy::restore);
+  int restored_fields = 0, hsets = 0;
+  for (int i = 0; i < 200; ++i) {
+    const auto p = g(random.split(), 100).value();
+    CHECK(p.front() == Argv{"DEBUG", "SET-ACTIVE-EXPIRE", "0"});
+    CHECK(p.back()[0] == "SET");  // no DEBUG SLEEP
+    std::set<std::string> restored_keys;
+    for (const auto& c : p) {
+      CHECK_FALSE((c[0] == "HPEXPIRE" && std::stoll(c[2]) <= 3));  // no short TTL to wait out
+      if (const auto f = state::stale_fields(c)) {
+        CHECK(c[2] == "0");
+        REQUIRE_FALSE(f->empty());
+        CHECK(f->front() == "a");
+        restored_fields += static_cast<int>(f->size());
+        CHECK(restored_keys.insert(c[1]).second);
+      }
+      if (c[0] == "HSET") {
+        ++hsets;
+        CHECK(restored_keys.count(c[1]) == 1);  // RESTORE first: a fresh key, no BUSYKEY
+        for (std::size_t j = 2; j < c.size(); j += 2) CHECK(c[j] != "a");
+      }
+    }
+  }
+  CHECK(restored_fields > 200);
+  CHECK(hsets > 0);
 }

@@ -9,8 +9,9 @@
 // numfields off by one or zero, FIELDS missing, an unknown or repeated flag, conflicting flags,
 // too few arguments. Commands the dialect lacks (HSETEX on Redis 7.4) are not generated.
 // Every generated time is either far from "now" or clearly past, so a sequence is deterministic;
-// the main property's property_sequence() adds setups whose fields expire during a server sleep
-// (DEBUG SLEEP), deterministic too.
+// the main property's property_sequence() adds setups with logically expired fields, RESTOREd
+// from a payload whose deadlines have passed or expired during a server sleep (DEBUG SLEEP),
+// deterministic too.
 // Speed: each generator builds its parts (the generators it draws from) once, when it is made,
 // and keeps of the Dialect only what it reads; a draw then runs RapidCheck's picks and little
 // else (bench_checker "gen"). The picks, their order and their generators are what they were,
@@ -414,30 +415,44 @@ inline rc::Gen<std::vector<Argv>> sequence(const model::Dialect& d, int max_len 
                       });
 }
 
+/// How a stale set-up (setup_prefix) makes its logically expired fields.
+enum class StaleBy {
+  /// `RESTORE key 0 @stale:<fields>`: a payload whose field deadlines have passed, which
+  /// state::Twin makes once per server (state/stale_templates.hpp); no wait at all.
+  restore,
+  /// HPEXPIRE of 1..3 ms and a DEBUG SLEEP past the longest: the fields expire as time passes.
+  sleep,
+};
+
 /// The start of a main-property sequence: keys in every state for the commands after it.
 /// On 1..3 of the keys h1, h2, h3: HSET of 2..4 of the fields a..d, then a far TTL (HPEXPIRE)
-/// on some; with `stale`, a TTL of 1..3 ms on others (at least one); and s1 SET to a string.
-/// `stale` also brackets it: DEBUG SET-ACTIVE-EXPIRE 0 first, DEBUG SLEEP last, for one
-/// millisecond more than the longest of those TTLs (2..4 ms; it was 5 ms, most of a stale
-/// sequence's time on the checker's wall clock: bench/RESULTS.md): the server
-/// (single-threaded) runs nothing meanwhile, so every short deadline has passed, by at least a
-/// millisecond, before the next command reads the clock: the later
-/// commands meet logically expired, unreclaimed fields, whatever the machine's speed. Active
-/// expiry stays off for the rest of the sequence; Redis's lazy deletion and Valkey's overwrite
-/// rules decide what they see (model/keyspace.hpp). Both DEBUG commands are outside the model:
-/// state::Twin runs them on the server only (they name no key). Needs DEBUG
-/// (enable-debug-command), as catch2::TwinFixture does.
-inline rc::Gen<std::vector<Argv>> setup_prefix(const model::Dialect& d, bool stale) {
+/// on some; with `stale`, others (at least one, always a) logically expired; and s1 SET to a
+/// string. `stale` also starts with DEBUG SET-ACTIVE-EXPIRE 0: active expiry stays off for the
+/// rest of the sequence, so the later commands meet logically expired, unreclaimed fields;
+/// Redis's lazy deletion and Valkey's overwrite rules decide what they see (model/keyspace.hpp).
+/// The stale fields are made `by`:
+///  - StaleBy::restore: the key starts as `RESTORE key 0 @stale:a,c` (fields a and c, value
+///    "stale", deadlines in the past), then HSET of its other fields. Needs state::Twin (or a
+///    runner that resolves the reference: state/stale_templates.hpp).
+///  - StaleBy::sleep: those fields get a TTL of 1..3 ms after the HSET, and the prefix ends with
+///    DEBUG SLEEP for one millisecond more than the longest (2..4 ms): the server
+///    (single-threaded) runs nothing meanwhile, so every short deadline has passed, by at least a
+///    millisecond, before the next command reads the clock, whatever the machine's speed. The
+///    sleeps were about half of the checker's wall time (bench/RESULTS.md).
+/// The DEBUG commands are outside the model: state::Twin runs them on the server only (they name
+/// no key). Needs DEBUG (enable-debug-command), as catch2::TwinFixture does.
+inline rc::Gen<std::vector<Argv>> setup_prefix(const model::Dialect& d, bool stale, StaleBy by = StaleBy::sleep) {
   struct Parts {
     rc::Gen<std::string> far;
     rc::Gen<int> fate;
   };
   auto p = std::make_shared<const Parts>(Parts{time_arg(TtlClass::far, TimeArg{false, false}, d),
                                                rc::gen::weightedElement<int>({{1, 0}, {stale ? 2u : 0u, 1}, {stale ? 1u : 2u, 2}})});
-  return full(rc::gen::exec([p, stale] {
+  return full(rc::gen::exec([p, stale, by] {
     std::vector<Argv> out;
     if (stale) out.push_back({"DEBUG", "SET-ACTIVE-EXPIRE", "0"});
     static const std::vector<std::string> keys = {"h1", "h2", "h3"}, fields = {"a", "b", "c", "d"};
+    const bool restore = stale && by == StaleBy::restore;
     const int nkeys = *detail::in_range<1, 4>();
     int longest = 0;  // the longest short TTL given (ms)
     for (int k = 0; k < nkeys; ++k) {
@@ -445,13 +460,20 @@ inline rc::Gen<std::vector<Argv>> setup_prefix(const model::Dialect& d, bool sta
       const int nf = *detail::in_range<2, 5>();
       Argv hset{"HSET", key}, near{"HPEXPIRE", key, std::to_string(*detail::in_range<1, 4>()), "FIELDS", "0"},
           far{"HPEXPIRE", key, *p->far, "FIELDS", "0"};
+      std::string restored;  // StaleBy::restore: the stale fields, "a,c"
       for (int f = 0; f < nf; ++f) {
-        detail::append(hset, {fields[static_cast<std::size_t>(f)], *value()});
-        // per field: 0 persistent, 1 expires at once (stale only; the first one always), 2 far TTL
+        const std::string& name = fields[static_cast<std::size_t>(f)];
+        // per field: 0 persistent, 1 logically expired (stale only; the first one always), 2 far TTL
         const int fate = stale && f == 0 ? 1 : *p->fate;
-        if (fate) (fate == 1 ? near : far).push_back(fields[static_cast<std::size_t>(f)]);
+        if (restore && fate == 1) {
+          restored += (restored.empty() ? "" : ",") + name;
+          continue;
+        }
+        detail::append(hset, {name, *value()});
+        if (fate) (fate == 1 ? near : far).push_back(name);
       }
-      out.push_back(hset);
+      if (!restored.empty()) out.push_back({"RESTORE", key, "0", std::string("@stale:") + restored});
+      if (hset.size() > 2) out.push_back(hset);
       for (Argv* a : {&near, &far})
         if (a->size() > 5) {
           (*a)[4] = std::to_string(a->size() - 5);
@@ -460,26 +482,32 @@ inline rc::Gen<std::vector<Argv>> setup_prefix(const model::Dialect& d, bool sta
       if (near.size() > 5) longest = std::max(longest, std::stoi(near[2]));
     }
     out.push_back({"SET", "s1", *value()});
-    if (stale) out.push_back({"DEBUG", "SLEEP", "0.00" + std::to_string(longest + 1)});
+    if (stale && !restore) out.push_back({"DEBUG", "SLEEP", "0.00" + std::to_string(longest + 1)});
     return out;
   }));
 }
 
 /// The main property's sequences (property::check_sequences): sequence(d, max_len) after a
 /// setup_prefix() in 4 cases of 5, stale (logically expired fields) in 3 of them, so that every
-/// command form meets every field state (state/coverage.hpp). Other uses (durability,
-/// differential) keep sequence(), whose times all stay clear of "now".
-inline rc::Gen<std::vector<Argv>> property_sequence(const model::Dialect& d, int max_len = 40) {
+/// command form meets every field state (state/coverage.hpp). With StaleBy::restore, 5 of those
+/// 6 stale set-ups in 10 RESTORE their stale fields and 1 lets them expire in a DEBUG SLEEP
+/// (the path a server takes when time passes, kept at a tenth of the sequences); with
+/// StaleBy::sleep (a runner that cannot resolve `@stale:`, such as the cluster twin) all 6 sleep.
+/// Other uses (durability, differential) keep sequence(), whose times all stay clear of "now".
+inline rc::Gen<std::vector<Argv>> property_sequence(const model::Dialect& d, int max_len = 40,
+                                                    StaleBy by = StaleBy::restore) {
   struct Parts {
     rc::Gen<int> start;
-    rc::Gen<std::vector<Argv>> live, stale, body;
+    rc::Gen<std::vector<Argv>> live, restored, slept, body;
   };
-  auto p = std::make_shared<const Parts>(
-      Parts{full(rc::gen::inRange(0, 5)), setup_prefix(d, false), setup_prefix(d, true), sequence(d, max_len)});
+  auto p = std::make_shared<const Parts>(Parts{full(rc::gen::inRange(0, 10)), setup_prefix(d, false),
+                                               setup_prefix(d, true, by), setup_prefix(d, true, StaleBy::sleep),
+                                               sequence(d, max_len)});
   return rc::gen::exec([p] {
-    const int start = *p->start;  // 0: empty keyspace, 1: live setup, 2-4: stale setup
+    // 0-1: empty keyspace, 2-3: live set-up, 4-8: stale set-up made `by`, 9: stale set-up by sleep
+    const int start = *p->start;
     std::vector<Argv> out;
-    if (start > 0) out = start > 1 ? *p->stale : *p->live;
+    if (start >= 2) out = start < 4 ? *p->live : start < 9 ? *p->restored : *p->slept;
     auto body = *p->body;
     out.insert(out.end(), std::make_move_iterator(body.begin()), std::make_move_iterator(body.end()));
     return out;

@@ -41,7 +41,7 @@ inline PropertyResult check_cluster_sequences(ClusterTwin& twin, PropertyBudget 
   const std::string name = "model and a " + d.name + " cluster agree on random sequences" + (what.empty() ? "" : " (" + what + ")");
   // Crash triage (property.hpp): the commands sent; a node that crashed is triaged standalone.
   if (!budget.sent) budget.sent = [&twin] { return twin.twin().sent(); };
-  const auto sequence_gen = gen::property_sequence(d, budget.max_len);  // made once, drawn in each case
+  const auto sequence_gen = gen::property_sequence(d, budget.max_len, gen::StaleBy::sleep);  // once; ClusterTwin has no @stale:
   return check_cases(name, budget, [&] {
     auto [cmds, dropped] = cluster_sequence(*sequence_gen);
     twin.routing().dropped += dropped;

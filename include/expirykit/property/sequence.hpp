@@ -66,6 +66,7 @@ inline std::string step_summary(const Step& s) {
 
 inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, SequenceOptions opt = {}) {
   SequenceResult res;
+  twin.prepare_stale_templates(cmds);  // outside what the sequence is checked on
   twin.flushall();
   if (twin.observing_counters()) twin.observe_counters();  // counters from here
   const std::size_t first = 0;

@@ -119,6 +119,13 @@ class Client {
   /// "host:port"
   std::string address() const { return host_ + ":" + std::to_string(port_); }
   bool connected() const { return ctx_ != nullptr; }
+  /// Open, with nothing to read: no reply pending and no close by the server (which a server
+  /// that exited or restarted since leaves), found without a round trip (poll with no wait).
+  bool open_and_quiet() const {
+    if (!ctx_) return false;
+    pollfd p{ctx_->fd, POLLIN, 0};
+    return ::poll(&p, 1, 0) == 0;
+  }
 
   /// Added latency: after sending what is queued, wait `d` before reading, once per round trip
   /// (call(), pipeline(), the first read() after append(); not read_for()), so every round trip

@@ -87,6 +87,8 @@ inline std::string oneline(const Reply& r) {
 /// release; a new release that dies is a "crash" change (crashed = true).
 inline ReleaseComparison run_release_comparison(Twin& a, Twin& b, const std::vector<Argv>& cmds) {
   ReleaseComparison res;
+  a.prepare_stale_templates(cmds);  // before the counters' base (state/stale_templates.hpp)
+  b.prepare_stale_templates(cmds);
   a.flushall();
   b.flushall();
   if (a.observing_counters()) a.observe_counters();

@@ -37,7 +37,8 @@
 // the twin is made.
 //
 // How run() goes (each part in its own header, internal ones in state/detail/):
-//   1. before sending: a `@dump:` reference resolved (detail/dump_ref), a command a crash row
+//   1. before sending: a `@dump:` or `@stale:` reference resolved (detail/dump_ref,
+//      stale_templates), a command a crash row
 //      predicts held back (detail/observe_known_issues), a command inside MULTI queued
 //      (detail/transaction), what the model will execute planned (detail/model_step);
 //   2. the SERVER side: detail/send sends [markers] TIME command TIME [markers] and returns a
@@ -78,6 +79,7 @@
 #include <expirykit/state/adopt.hpp>
 #include <expirykit/state/coverage.hpp>
 #include <expirykit/state/detail/dump_ref.hpp>
+#include <expirykit/state/stale_templates.hpp>
 #include <expirykit/state/detail/listeners.hpp>
 #include <expirykit/state/detail/model_step.hpp>
 #include <expirykit/state/detail/observe_counters.hpp>
@@ -203,7 +205,10 @@ class Twin {
       tx_.reset();
     }
     (*c_)("FLUSHALL", "SYNC");
-    sides_.clear();  // the server may be another process than last time (a restart)
+    // The server may be another process than last time (a restart): a read-back connection it
+    // closed is dropped, an open one kept (a new connection per sequence cost 3 % of the
+    // checker's CPU: bench/RESULTS.md).
+    std::erase_if(sides_, [](const auto& s) { return !s.second || !s.second->open_and_quiet(); });
     script_strings_.clear();
     ks_.clear();
     tracking_model_.tracked.clear();
@@ -229,7 +234,7 @@ class Twin {
   Step run(const Argv& argv_in) {
     inflight_ = argv_in;
     InFlight done{inflight_};  // until run() returns, the command counts as sent (sent())
-    detail::ModelCommand mc = detail::model_command(resolve_dump_ref(argv_in));
+    detail::ModelCommand mc = detail::model_command(resolve_dump_ref(stale_.resolve(side(), ks_, argv_in)));
     inflight_ = mc.argv;  // a RESTORE with the payload it resolved
     if (const auto* k = crashing(mc.argv)) return hold_back(mc.argv, k->id);  // the server would die
     if (tx_ && !detail::ends_transaction(mc.name)) return queue_step(mc.argv);
@@ -268,6 +273,11 @@ class Twin {
 
   /// See dump_ref (state/detail/dump_ref.hpp).
   Argv resolve_dump_ref(const Argv& a) { return detail::resolve_dump_ref(side(), ks_, a, dump_ref); }
+  /// Makes the stale templates (state/stale_templates.hpp) the `RESTORE key ttl @stale:<fields>`
+  /// commands of `cmds` name, as run() would on first use, but all in one round trip: call it
+  /// before flushall() and observe_counters() (property::run_sequence does) so that making them
+  /// (database 9, read-back connection) falls outside what a sequence is checked on.
+  void prepare_stale_templates(const std::vector<Argv>& cmds) { stale_.prepare(side(), cmds); }
 
   /// The read-back connection (same server, opened on first use): its reads never register
   /// keys for the tracked connection nor change what a test observes on it. Tests polling the
@@ -480,6 +490,7 @@ class Twin {
   std::optional<detail::Transaction> tx_;
   model::TrackingModel tracking_model_;
   std::map<std::string, std::unique_ptr<resp::Client>> sides_;  ///< read-backs per server (side())
+  StaleTemplates stale_;  ///< `@stale:` payloads made on this twin's servers
   std::set<std::string> script_strings_;  ///< strings a script wrote (valkey-script-string-not-int-encoded)
   std::set<std::string> hlen_unknown_;  ///< keys re-read after an unmodelled command
 };

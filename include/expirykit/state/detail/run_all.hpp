@@ -53,7 +53,19 @@ inline std::set<std::string> keys_named(const std::vector<ModelCommand>& mcs, st
 }
 }  // namespace detail
 
-inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds, bool stop_at_first, std::size_t max_run) {
+inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool stop_at_first, std::size_t max_run) {
+  // `@stale:` payloads are known before sending (state/stale_templates.hpp): resolved up front,
+  // their RESTOREs go in pipelined runs like any other command.
+  std::vector<Argv> resolved;
+  for (std::size_t i = 0; i < cmds_in.size(); ++i)
+    if (stale_fields(cmds_in[i])) {
+      if (resolved.empty()) {
+        stale_.prepare(side(), cmds_in);
+        resolved = cmds_in;
+      }
+      resolved[i] = stale_.resolve(side(), ks_, cmds_in[i]);
+    }
+  const std::vector<Argv>& cmds = resolved.empty() ? cmds_in : resolved;
   std::vector<Step> out;
   for (std::size_t i = 0; i < cmds.size();) {
     std::size_t end = i;
