@@ -51,11 +51,7 @@ void fill(state::ClusterTwin& t, int short_ms) {
   t.twin().wait_until_past(t.twin().server_time() + 1);
 }
 
-std::string lines(const std::vector<std::string>& v) {
-  std::string out;
-  for (const auto& x : v) out += "  " + x + "\n";
-  return out;
-}
+std::string lines(const std::vector<std::string>& v) { return catch2::detail::one_per_line(v, "  "); }
 
 /// The checks after the move: model, snapshot before vs after, key counts on both nodes.
 void check_moved(state::ClusterTwin& t, const state::Snapshot& before, const std::string& source, const std::string& target,

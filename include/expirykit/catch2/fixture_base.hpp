@@ -20,6 +20,7 @@
 #include <exception>
 #include <functional>
 #include <optional>
+#include <source_location>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,18 @@ inline std::string wire_delay_note() {
   return ms > 0 ? "; every round trip of the kit's connections waits " + std::to_string(ms) +
                       " ms more (EXPIRYKIT_WIRE_DELAY_MS)"
                 : std::string();
+}
+/// `items` one a line, each after `indent` and ending with a newline: the differences a failed
+/// check of a fixture lists.
+inline std::string one_per_line(const std::vector<std::string>& items, const std::string& indent = "") {
+  std::string out;
+  for (const auto& x : items) out += indent + x + "\n";
+  return out;
+}
+/// "called at <file>:<line>" of `where`: the test line that called a fixture's check (Catch2
+/// reports the line of the fixture's header).
+inline std::string called_at(const std::source_location& where) {
+  return "called at " + std::string(where.file_name()) + ":" + std::to_string(where.line());
 }
 }  // namespace detail
 

@@ -126,14 +126,13 @@ class ReplicaFixture : public FixtureBase {
     return state::diff(p, r, opt);
   }
   /// CHECKs that the replica holds what the primary holds, with every difference as the message
-  /// and the caller's file and line (Catch2 reports this header's). Known issues are not excused here (a snapshot difference names no command): on a failure
-  /// the message lists the known issues of this server that involve replicas
-  /// (known_issues::replica_issues()), each with its report, for the test to name the one it
-  /// meets with catch2::known_issue(identity(), "<id>", observed) (catch2/known_issue.hpp).
+  /// and the caller's file and line (Catch2 reports this header's). Known issues are not excused
+  /// here (a snapshot difference names no command): on a failure the message lists the known
+  /// issues of this server that involve replicas (known_issues::replica_issues()), each with its
+  /// report, for the test to name the one it meets with
+  /// catch2::known_issue(identity(), "<id>", observed) (catch2/known_issue.hpp).
   void check_replica_agrees(state::DiffOptions opt = {}, std::source_location where = std::source_location::current()) {
     auto diffs = replica_diffs(opt);
-    std::string all;
-    for (auto& d : diffs) all += d + "\n";
     if (diffs.empty()) {
       SUCCEED("the replica holds what the primary holds");
       return;
@@ -147,7 +146,7 @@ class ReplicaFixture : public FixtureBase {
               "catch2::known_issue(identity(), \"<id>\", true) instead of this check; replay scripts in "
               "known_issues/table.hpp):\n" + known;
     FAIL_CHECK("the replica differs from the primary:\n"
-               << all << known << "called at " << where.file_name() << ":" << where.line());
+               << detail::one_per_line(diffs) << known << detail::called_at(where));
   }
 
   /// A primary+replica set of this test's own (restarts, AOF, more replicas). SKIPs in

@@ -112,15 +112,15 @@ class TwinFixture : public ServerFixture {
   /// CHECKs that `diffs` (compare_counters(), compare_state()) is empty, with the differences,
   /// one a line, and failure_context() as the message.
   void check_no_differences(const std::vector<std::string>& diffs, const std::source_location& where) {
-    std::string all;
-    for (auto& d : diffs) all += d + "\n";
-    INFO(all + (diffs.empty() ? std::string() : failure_context(where)));
+    INFO(detail::one_per_line(diffs) + (diffs.empty() ? std::string() : failure_context(where)));
     CHECK(diffs.empty());
   }
   /// "called at <file>:<line>" and the twin's script: what a failed check adds to its message.
   std::string failure_context(const std::source_location& where) {
-    return "\ncalled at " + std::string(where.file_name()) + ":" + std::to_string(where.line()) +
-           "\nthe test's steps so far (replay with valkey-cli / redis-cli):\n" + twin().script();
+    return "\n" + detail::called_at(where) +
+           "\nthe test's steps so far through the twin (both() and twin(); commands the test sent on "
+           "client() itself are not in it; replay with valkey-cli / redis-cli):\n" +
+           twin().script();
   }
 
   std::unique_ptr<Twin> twin_;
