@@ -177,6 +177,13 @@ TEST_CASE("memory baseline: the hint reruns with the same server; a relative pat
     ekcheck::ScopedEnv server("EXPIRYKIT_SERVER", "redis-8.0");  // a new-user trial's rerun recorded the default
     CHECK_THAT(memory::update_hint("redis-8.0"),
                StartsWith("run this test again with EXPIRYKIT_SERVER='redis-8.0' EXPIRYKIT_UPDATE_BASELINES=1"));
+    // With the test's spec: a whole command line, this binary and the test (a later trial).
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    REQUIRE_FALSE(ec);
+    CHECK_THAT(memory::update_hint("redis-8.0", "memory: my layout"),
+               StartsWith("run this test again: EXPIRYKIT_SERVER='redis-8.0' EXPIRYKIT_UPDATE_BASELINES=1 '" +
+                          self.string() + "' 'memory: my layout' (the kit's own layouts: "));
   }
   const auto rel = memory::describe_path("memory-baselines/valkey-9.1.json");
   CHECK_THAT(rel, StartsWith("memory-baselines/valkey-9.1.json (relative to the working directory: /") &&
@@ -243,6 +250,6 @@ TEST_CASE("memory baseline: a line without its own file is gated against the new
   CHECK_THAT(v.text, StartsWith("PASSED string-ex on redis 8.6.3") &&
                          ContainsSubstring("; CHANGED since redis-8.0: redis-8.0.x 125.0 B/") &&
                          ContainsSubstring("-> redis 8.6.3 124.0 B/") && ContainsSubstring("-1.0 B (-0.8%)") &&
-                         ContainsSubstring("record redis-8.6's own now (run this test again with") &&
+                         ContainsSubstring("record redis-8.6's own now (run this test again: EXPIRYKIT_UPDATE_BASELINES=1 '") &&
                          !ContainsSubstring(".; CHANGED"));
 }

@@ -87,3 +87,17 @@ TEST_CASE_METHOD(TwinFixture, "The twin does not send HRANDFIELD forms that cras
   CHECK(t.run("DEL h h2").ok);  // no empty hash left for a later fork (valkey-empty-hash-fork-crash)
   t.set_active_expire(true);
 }
+
+TEST_CASE("keys_of: the keys a failure report shows the model state of; none for keyless commands", "[state]") {
+  using expirykit::property::keys_of;
+  using V = std::vector<std::string>;
+  CHECK(keys_of({"HSET", "h", "a", "1"}) == V{"h"});
+  CHECK(keys_of({"RENAME", "h", "g"}) == V{"h", "g"});
+  CHECK(keys_of({"UNLINK", "h", "g"}) == V{"h", "g"});
+  CHECK(keys_of({"EVAL", "return 1", "2", "h", "g", "arg"}) == V{"h", "g"});
+  CHECK(keys_of({"FCALL", "f", "0", "arg"}).empty());
+  // A property's failure report listed "SET-ACTIVE-EXPIRE: (missing)" (a new-user trial).
+  CHECK(keys_of({"DEBUG", "SET-ACTIVE-EXPIRE", "0"}).empty());
+  CHECK(keys_of({"DEBUG", "SLEEP", "0.002"}).empty());
+  CHECK(keys_of({"SWAPDB", "0", "1"}).empty());
+}

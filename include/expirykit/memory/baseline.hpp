@@ -273,16 +273,22 @@ inline bool update_requested() { return config().update_baselines; }
 /// (env::server_assignments(): EXPIRYKIT_SERVER=redis-8.0 and the like, so that the rerun records
 /// the same server), and for the kit's own layouts the kit's gate. Both named, since a team's
 /// layouts live in its own test binary (a new-user trial ran the kit's gate, which re-records the
-/// kit's baselines, not theirs).
-inline std::string update_hint(const std::string& line) {
+/// kit's baselines, not theirs). With `test_spec` (a Catch2 test spec of the test running, as
+/// catch2::current_test_name() gives it) the rerun is a whole command line: the settings, this
+/// binary (/proc/self/exe) and the test (a later trial had to work them out).
+inline std::string update_hint(const std::string& line, const std::string& test_spec = "") {
   std::string servers;
   try {
     servers = env::server_assignments();
   } catch (const std::invalid_argument&) {  // a bad setting: the fixtures report it
   }
-  return "run this test again with " + servers + "EXPIRYKIT_UPDATE_BASELINES=1 (the kit's own layouts: "
-         "EXPIRYKIT_UPDATE_BASELINES=1 ci/memory-gate " +
-         line + ")";
+  std::error_code ec;
+  const auto exe = test_spec.empty() ? std::filesystem::path() : std::filesystem::read_symlink("/proc/self/exe", ec);
+  const std::string again =
+      exe.empty() || ec ? "run this test again with " + servers + "EXPIRYKIT_UPDATE_BASELINES=1"
+                        : "run this test again: " + servers + "EXPIRYKIT_UPDATE_BASELINES=1 " +
+                              env::shell_quote(exe.string()) + " " + env::shell_quote(test_spec);
+  return again + " (the kit's own layouts: EXPIRYKIT_UPDATE_BASELINES=1 ci/memory-gate " + line + ")";
 }
 
 /// `p` for a message: as given, and when relative also as the absolute path it stands for now
@@ -298,15 +304,17 @@ inline std::string describe_path(const std::filesystem::path& p) {
 /// Compares `m` with the entry of its layout in `b` (`origin`: the file name, for the text).
 /// The text names the layout, the server, the measured figure with its spread, the baseline
 /// figure and where it came from, the difference and the allowed growth, the encodings seen
-/// and recorded, differing parameters, and what to do. Throws nothing.
-inline Verdict compare(const Measurement& m, const Baseline& b, const std::string& origin) {
+/// and recorded, differing parameters, and what to do (update_hint(), with `test_spec` when
+/// given). Throws nothing.
+inline Verdict compare(const Measurement& m, const Baseline& b, const std::string& origin,
+                       const std::string& test_spec = "") {
   Verdict v;
   const Entry* e = b.find(m.layout);
   const std::string measured = "measured " + m.figure() + ", encodings " + m.encodings_text();
   if (!e) {
     v.status = Verdict::Status::no_baseline;
     v.text = std::string(to_string(v.status)) + " " + m.layout + " on " + m.server + ": " + measured + "; " + origin +
-             " has no entry for this layout. Record one: " + update_hint(m.line);
+             " has no entry for this layout. Record one: " + update_hint(m.line, test_spec);
     return v;
   }
   const Tolerance tol = b.tolerance_for(m.layout);
@@ -337,16 +345,17 @@ inline Verdict compare(const Measurement& m, const Baseline& b, const std::strin
     case Verdict::Status::regressed:
       t << ". This layout costs more memory than the committed baseline. If that is expected (a new "
            "server release, or your layout changed on purpose), rewrite the baseline: "
-        << update_hint(m.line) << "; otherwise look at the encodings above first.";
+        << update_hint(m.line, test_spec) << "; otherwise look at the encodings above first.";
       break;
     case Verdict::Status::improved:
-      t << ". Cheaper than the baseline: update it so the gate protects the gain: " << update_hint(m.line) << ".";
+      t << ". Cheaper than the baseline: update it so the gate protects the gain: " << update_hint(m.line, test_spec)
+        << ".";
       break;
     case Verdict::Status::incomparable:
       t << ". Bytes per item depend on these parameters, so the figures are not compared: measure with the "
            "baseline's parameters (EXPIRYKIT_MEMORY_N, EXPIRYKIT_MEMORY_VALUE_SIZE, EXPIRYKIT_MEMORY_TTL unset), or "
            "record a baseline with these on purpose: "
-        << update_hint(m.line) << ".";
+        << update_hint(m.line, test_spec) << ".";
       break;
     default: break;
   }

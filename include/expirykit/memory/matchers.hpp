@@ -20,6 +20,7 @@
 #include <string>
 #include <utility>
 
+#include <expirykit/catch2/fixture.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/memory/baseline.hpp>
 #include <expirykit/memory/guard.hpp>
@@ -65,6 +66,7 @@ inline WithinBaselineMatcher WithinBaseline(Baseline b, std::string origin = "ba
 /// ("[memory] ..."). Returns the Verdict. Throws BaselineError if a file exists but cannot be
 /// read.
 inline Verdict check_against_baseline(const Measurement& m, const std::filesystem::path& path) {
+  const std::string test = catch2::current_test_name();  // for a whole rerun command line
   if (update_requested()) {
     update_file(path, m);
     std::cout << "[memory] RECORDED " << m.summary() << " into " << describe_path(path) << std::endl;
@@ -79,9 +81,9 @@ inline Verdict check_against_baseline(const Measurement& m, const std::filesyste
                                : describe_path(choice.path) + " has no entry for " + m.layout;
     std::cout << "[memory] NO BASELINE " << m.summary() << " (" << why << ")" << std::endl;
     FAIL("NO BASELINE: " << why << " (server line " << m.line << "); measured " << m.summary()
-                         << ". Record it on purpose: " << update_hint(m.line));
+                         << ". Record it on purpose: " << update_hint(m.line, test));
   }
-  Verdict v = compare(m, *b, choice.path.string());
+  Verdict v = compare(m, *b, choice.path.string(), test);
   if (!choice.own) {
     // A new release against the one before it: what changed, as data.
     const Entry& e = *b->find(m.layout);
@@ -91,7 +93,7 @@ inline Verdict check_against_baseline(const Measurement& m, const std::filesyste
       << fmt1(m.stats.median) << " B/" << m.unit << " (" << m.encoding() << "), " << (v.delta >= 0 ? "+" : "")
       << fmt1(v.delta) << " B (" << (v.delta >= 0 ? "+" : "") << fmt1(v.delta_pct) << "%); no " << m.line
       << " baseline yet, gated against " << choice.line << "'s, which cannot see a regression on " << m.line
-      << " smaller than that difference: record " << m.line << "'s own now (" << update_hint(m.line) << ").";
+      << " smaller than that difference: record " << m.line << "'s own now (" << update_hint(m.line, test) << ").";
     while (!v.text.empty() && v.text.back() == '.') v.text.pop_back();  // "...first." + "; CHANGED ..."
     v.text += t.str();
   }

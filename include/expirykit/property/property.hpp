@@ -264,7 +264,7 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
         const std::string msg = res.crash->message();
         res.shrunk_len = res.crash->minimal.size();
         res.summary = msg.substr(0, msg.find('\n')) + " | seed " + std::to_string(params.seed) + " | replay: " + replay;
-        os << res.summary << "\n" << what << ": round " << round + 1 << " (seed " << params.seed
+        os << res.summary << "\n" << "FAILED: " << what << ": round " << round + 1 << " (seed " << params.seed
            << "): the server " << crashed->address() << " crashed; re-run: " << replay << "\n"
            << msg;
       } catch (const std::exception& e) {
@@ -278,7 +278,7 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
     res.summary = (last_summary.empty() ? std::string("property failed") : last_summary) + " | seed " +
                   std::to_string(params.seed) + " | replay: " + replay;
     os << res.summary << "\n"
-       << what << ": round " << round + 1 << " (seed " << params.seed << ") of " << per_round << " cases of up to "
+       << "FAILED: " << what << ": round " << round + 1 << " (seed " << params.seed << ") of " << per_round << " cases of up to "
        << budget.max_len << " commands\nre-run: " << replay << "\n";
     if (result.template is<rc::detail::FailureResult>()) {
       const auto& f = result.template get<rc::detail::FailureResult>();

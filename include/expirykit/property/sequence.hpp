@@ -43,12 +43,23 @@ struct SequenceOptions {
   bool pipelined = true;
 };
 
-/// The keys a command names (argv[1], and argv[2] for RENAME/COPY; all args of DEL/EXISTS).
+/// The keys a command names (argv[1], and argv[2] for RENAME/COPY; all args of DEL/UNLINK/EXISTS;
+/// the numkeys keys of EVAL/FCALL; none for DEBUG and other keyless commands): the keys whose
+/// model state a failure report shows.
 inline std::vector<std::string> keys_of(const Argv& a) {
   std::vector<std::string> k;
   if (a.size() < 2) return k;
   const std::string u = model::upper(a[0]);
-  if (u == "DEL" || u == "EXISTS") return {a.begin() + 1, a.end()};
+  // No key: the stale set-up's DEBUG pair, whole-keyspace commands, a transaction's brackets.
+  for (const char* keyless : {"DEBUG", "FLUSHALL", "FLUSHDB", "SWAPDB", "DBSIZE", "MULTI", "EXEC", "DISCARD", "TIME", "PING"})
+    if (u == keyless) return k;
+  if (u == "DEL" || u == "UNLINK" || u == "EXISTS") return {a.begin() + 1, a.end()};
+  if (u == "EVAL" || u == "EVALSHA" || u == "FCALL") {  // script numkeys key...
+    long long n = 0;
+    if (a.size() > 2 && model::parse_ll(a[2], n) && n > 0)
+      for (std::size_t i = 3; i < a.size() && i < 3 + static_cast<std::size_t>(n); ++i) k.push_back(a[i]);
+    return k;
+  }
   k.push_back(a[1]);
   if ((u == "RENAME" || u == "COPY") && a.size() > 2) k.push_back(a[2]);
   return k;
