@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <source_location>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -63,10 +64,12 @@ inline WithinBaselineMatcher WithinBaseline(Baseline b, std::string origin = "ba
 /// redis-8.0's figure, which 8.6 had undercut by 14 %). With no file at
 /// all, or no entry for the layout, the check FAILs (a gate that switched itself off would pass
 /// every regression), saying how to record one. Prints the verdict line to stdout
-/// ("[memory] ..."). Returns the Verdict. Throws BaselineError if a file exists but cannot be
-/// read.
-inline Verdict check_against_baseline(const Measurement& m, const std::filesystem::path& path) {
+/// ("[memory] ..."). A failure also names the caller's file and line (`where`). Returns the
+/// Verdict. Throws BaselineError if a file exists but cannot be read.
+inline Verdict check_against_baseline(const Measurement& m, const std::filesystem::path& path,
+                                      std::source_location where = std::source_location::current()) {
   const std::string test = catch2::current_test_name();  // for a whole rerun command line
+  INFO(catch2::detail::called_at(where));  // Catch2 reports this header's line (a new-user trial)
   if (update_requested()) {
     update_file(path, m);
     std::cout << "[memory] RECORDED " << m.summary() << " into " << describe_path(path) << std::endl;
