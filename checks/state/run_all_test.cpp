@@ -47,7 +47,7 @@ TEST_CASE_METHOD(TwinFixture, "run_all: pipelined runs give run()'s verdicts on 
     }
   }
   const auto& rs = t.run_stats();
-  // Most commands go in runs of several (the stale set-up's DEBUG commands and transactions alone).
+  // Most commands go in runs of several (the stale set-up's DEBUG commands alone).
   CHECK(rs.run_commands + rs.alone == commands);
   CHECK(rs.run_commands > commands / 2);
   CHECK(rs.runs < rs.run_commands / 3);
@@ -99,4 +99,81 @@ TEST_CASE_METHOD(TwinFixture, "run_all: a planted model bug fails the step run()
   CHECK_FALSE(all[4].ok);
   CHECK(all[3].ok);
   (void)id;
+}
+
+TEST_CASE_METHOD(TwinFixture, "run_all: a transaction travels whole in a run, with run()'s steps", "[state][run_all]") {
+  // MULTI, its queued commands (one refused for its arity in the second block: EXECABORT) and
+  // EXEC or DISCARD, between ordinary commands: one run, the same steps as run() gives.
+  const std::vector<Argv> cmds = {{"HSET", "h", "a", "1", "b", "2"},
+                                  {"MULTI"},
+                                  {"HPEXPIRE", "h", "100000", "FIELDS", "1", "a"},
+                                  {"HINCRBY", "h", "b", "5"},
+                                  {"HPTTL", "h", "FIELDS", "1", "a"},
+                                  {"EXEC"},
+                                  {"HLEN", "h"},
+                                  {"MULTI"},
+                                  {"HSET", "h", "c"},
+                                  {"HDEL", "h", "b"},
+                                  {"EXEC"},
+                                  {"MULTI"},
+                                  {"HDEL", "h", "a"},
+                                  {"DISCARD"},
+                                  {"EXEC"},
+                                  {"HGETALL", "h"}};
+  auto& t = twin();
+  t.observe_events();
+  t.observe_counters();
+  std::vector<std::vector<expirykit::state::Step>> both;
+  for (const bool pipelined : {false, true}) {
+    t.flushall();
+    t.observe_counters();
+    const auto before = t.run_stats();
+    std::vector<expirykit::state::Step> steps;
+    if (pipelined) {
+      steps = t.run_all(cmds);
+      CHECK(t.run_stats().runs - before.runs == 1);
+      CHECK(t.run_stats().alone == before.alone);
+    } else {
+      for (const auto& c : cmds) steps.push_back(t.run(c));
+    }
+    CAPTURE(pipelined, t.script());
+    REQUIRE(steps.size() == cmds.size());
+    for (const auto& s : steps) {
+      INFO(s.describe());
+      CHECK(s.ok);
+    }
+    CHECK_FALSE(t.in_transaction());
+    CHECK(t.compare_state().empty());
+    CHECK(t.compare_counters().empty());
+    both.push_back(steps);
+  }
+  for (std::size_t i = 0; i < cmds.size(); ++i) {
+    INFO(i);
+    CHECK(both[0][i].server == both[1][i].server);
+  }
+  CHECK(both[1][5].server.is_array());
+  CHECK(both[1][10].server.is_error());  // EXECABORT
+  CHECK(both[1][14].server.is_error());  // EXEC without MULTI
+  // The EXEC's window opens at its MULTI.
+  CHECK(both[1][5].before_ms == both[1][1].before_ms);
+}
+
+TEST_CASE_METHOD(TwinFixture, "run_all: a transaction whose EXEC is missing goes alone and is queued one by one",
+                 "[state][run_all]") {
+  auto& t = twin();
+  t.flushall();
+  const auto before = t.run_stats();
+  const auto steps = t.run_all({{"HSET", "h", "a", "1"}, {"MULTI"}, {"HGET", "h", "a"}, {"HLEN", "h"}});
+  REQUIRE(steps.size() == 4);
+  for (const auto& s : steps) {
+    INFO(s.describe());
+    CHECK(s.ok);
+  }
+  CHECK(steps[3].server == Reply::status("QUEUED"));
+  CHECK(t.in_transaction());
+  CHECK(t.run_stats().alone - before.alone == 4);  // a run ends before the MULTI: HSET goes alone too
+  const auto exec = t.run(Argv{"EXEC"});
+  INFO(exec.describe());
+  CHECK(exec.ok);
+  CHECK(exec.server == Reply::array({Reply::string("1"), Reply::integer(1)}));
 }

@@ -249,7 +249,8 @@ class Twin {
   /// server in runs of up to `max_run` commands in one round trip each
   /// (state/detail/pipeline.hpp: where a run must end; state/detail/run_all.hpp: how the steps are
   /// checked). With `stop_at_first`, the steps stop at the first that is not ok (the rest of its
-  /// run was sent but is not checked). Returns the steps checked. Throws what run() throws.
+  /// run was sent but is not checked); a MULTI the server refuses stops them too. Returns the
+  /// steps checked. Throws what run() throws.
   std::vector<Step> run_all(const std::vector<Argv>& cmds, bool stop_at_first = true, std::size_t max_run = 64);
   /// What run_all() did since the twin was made: runs sent (round trips), the commands in them,
   /// commands it sent alone (run()), steps whose millisecond it had to choose without a read-back
@@ -450,10 +451,12 @@ class Twin {
   }
 
   /// A command sent inside MULTI: the server queues it or refuses it now (state/detail/transaction.hpp).
-  Step queue_step(const Argv& argv) {
+  Step queue_step(const Argv& argv) { return queued(argv, c_->call(argv)); }
+  /// The step of a command sent inside the open transaction, which the server answered `server`.
+  Step queued(const Argv& argv, Reply server) {
     Step s;
     s.argv = argv;
-    s.server = c_->call(s.argv);
+    s.server = std::move(server);
     s.before_ms = s.after_ms = tx_->before_ms;
     const bool known = detail::queue_in(*tx_, d_, s);
     if (opt_.mutate_model_reply) opt_.mutate_model_reply(s.argv, s.model);

@@ -9,10 +9,13 @@
 //
 // chunk_end() decides where a run ends, from a speculative copy of the model (the commands applied
 // in order at the last server time known), so that nothing a command's check needs is lost:
-//  - a run never holds what must be decided before it is sent: MULTI ... EXEC (run one by one:
-//    queued commands get no TIME), `RESTORE ... @dump:` (its payload is read first), a command a
-//    crash row says would kill the server on the model state before it (looked at with the
-//    speculative state at the last known server time and one second later);
+//  - a run holds a transaction whole (MULTI, its queued commands, the EXEC or DISCARD closing it)
+//    or not at all: a run may exceed max_len by the transaction it starts with, and a MULTI
+//    whose close is not in the sequence goes alone (run() then queues the rest one by one);
+//  - a run never holds what must be decided before it is sent: WATCH / UNWATCH,
+//    `RESTORE ... @dump:` (its payload is read first), a command a crash row says would kill
+//    the server on the model state before it (looked at with the speculative state at the last
+//    known server time and one second later; a queued command, on the state before its MULTI);
 //  - a run ends right after a command whose check reads the server as it is right after the
 //    command: a command outside the model (its keys are re-read, the counters re-based), and a
 //    command a known issue of the server might settle from the state (its row's defect replayed
@@ -43,31 +46,31 @@
 
 namespace expirykit::state::detail {
 
-/// Sends `mcs` (none a transaction command, none inside a transaction) on `c` in one pipeline,
-/// marker numbers from ++seq on; one Sent per command, in order. Throws like resp::Client::pipeline.
+/// Sends `mcs` on `c` in one pipeline, marker numbers from ++seq on, each laid out as
+/// state/detail/send.hpp lays it out with the transaction state they make (no transaction open
+/// before the first; a MULTI opens one, its EXEC / DISCARD closes it: chunk_end takes whole
+/// blocks); one Sent per command, in order. A MULTI the server refused leaves the commands laid
+/// out after it as queued: Twin::run_chunk checks no step after such a MULTI. Throws like
+/// resp::Client::pipeline.
 inline std::vector<Sent> send_chunk(resp::Client& c, Listeners& listeners, uint64_t& seq,
                                     const std::vector<ModelCommand>& mcs) {
-  using server::time_ms;
   std::vector<Argv> cmds;
   std::vector<std::size_t> at;
+  std::vector<Layout> ls;
   std::vector<std::string> ns;
+  bool in_tx = false;
   for (const auto& mc : mcs) {
     ns.push_back(std::to_string(++seq));
-    const auto pre = listeners.begin_markers(ns.back());
-    cmds.insert(cmds.end(), pre.begin(), pre.end());
-    at.push_back(cmds.size());
-    cmds.insert(cmds.end(), {{"TIME"}, mc.argv, {"TIME"}});
-    const auto post = listeners.end_markers(ns.back());
-    cmds.insert(cmds.end(), post.begin(), post.end());
+    ls.push_back(layout_of(mc.name, in_tx));
+    at.push_back(lay_out(cmds, listeners, ns.back(), ls.back(), mc.argv));
+    in_tx = ls.back() == Layout::multi || ls.back() == Layout::queued;
   }
   const auto r = c.pipeline(cmds);
-  std::vector<Sent> out(mcs.size());
+  std::vector<Sent> out;
+  int64_t tx_before_ms = 0;
   for (std::size_t i = 0; i < mcs.size(); ++i) {
-    out[i].before_ms = time_ms(r[at[i]]);
-    out[i].reply = r[at[i] + 1];
-    out[i].after_ms = time_ms(r[at[i] + 2]);
-    if (listeners.any()) listeners.read_begin(ns[i]);
-    listeners.read_end(ns[i], true, out[i].events, out[i].invalidations);
+    out.push_back(read_sent(r, at[i], ls[i], tx_before_ms, listeners, ns[i]));
+    if (ls[i] == Layout::multi) tx_before_ms = out.back().before_ms;
   }
   return out;
 }
@@ -76,29 +79,58 @@ inline std::vector<Sent> send_chunk(resp::Client& c, Listeners& listeners, uint6
 inline bool pipelinable(const Argv& a, const char* dump_ref) {
   if (a.empty()) return false;
   const std::string u = model::upper(a[0]);
-  if (u == "MULTI" || u == "EXEC" || u == "DISCARD" || u == "WATCH" || u == "UNWATCH") return false;
+  if (u == "WATCH" || u == "UNWATCH") return false;
   if (u == "RESTORE" && a.size() > 3 && a[3].rfind(dump_ref, 0) == 0) return false;
   return true;
 }
 
+/// The index of the EXEC or DISCARD that closes the transaction the MULTI at cmds[i] opens;
+/// std::nullopt when the sequence ends before one.
+inline std::optional<std::size_t> transaction_close(const std::vector<Argv>& cmds, std::size_t i) {
+  for (std::size_t j = i + 1; j < cmds.size(); ++j)
+    if (!cmds[j].empty() && ends_transaction(model::upper(cmds[j][0]))) return j;
+  return std::nullopt;
+}
+
 /// Where a pipelined run of `cmds` that starts at `i` ends (exclusive): i when cmds[i] must go
-/// alone, else at most i + max_len (see the file comment). `ks` is the twin's model now, `d` its
-/// dialect, `o` its options (the server under test and the crash servers), `now_ms` the last
-/// server time known (Unix ms), `counters` whether the INFO counters are observed.
+/// alone, else at most i + max_len, or the end of a transaction that starts at i (see the file
+/// comment). `ks` is the twin's model now (no transaction open), `d` its dialect, `o` its options
+/// (the server under test and the crash servers), `now_ms` the last server time known (Unix ms),
+/// `counters` whether the INFO counters are observed.
 inline std::size_t chunk_end(const std::vector<Argv>& cmds, std::size_t i, const model::Keyspace& ks,
                              const model::Dialect& d, const TwinOptions& o, int64_t now_ms, bool counters,
                              const char* dump_ref, std::size_t max_len) {
   model::Keyspace spec = ks;
   model::TrackingModel no_tracking;
   Step scratch;
-  std::size_t j = i;
-  for (; j < cmds.size() && j < i + max_len; ++j) {
+  std::optional<Transaction> tx;  // the transaction the run opened, as the server will queue it
+  auto crashes = [&](const Argv& a) {
+    return crash_row(o.server, o.crash_servers, spec, a, now_ms) || crash_row(o.server, o.crash_servers, spec, a, now_ms + 1000);
+  };
+  for (std::size_t j = i; j < cmds.size(); ++j) {
     const Argv& a = cmds[j];
-    if (!pipelinable(a, dump_ref)) break;
-    if (crash_row(o.server, o.crash_servers, spec, a, now_ms) || crash_row(o.server, o.crash_servers, spec, a, now_ms + 1000))
-      break;
+    if (!pipelinable(a, dump_ref)) return j;
+    const std::string u = model::upper(a[0]);
+    if (tx && !ends_transaction(u)) {  // queued: what EXEC will run (checked at the MULTI)
+      Step queued;
+      queued.argv = a;
+      queued.server = Reply::status("QUEUED");
+      queue_in(*tx, d, queued);
+      continue;
+    }
+    if (!tx && j >= i + max_len) return j;
+    if (crashes(a)) return j;
+    if (!tx && u == "MULTI") {  // the whole transaction, or none of it
+      const auto close = transaction_close(cmds, j);
+      if (!close || (j > i && *close >= i + max_len)) return j;
+      for (std::size_t q = j + 1; q < *close; ++q)
+        if (!pipelinable(cmds[q], dump_ref) || crashes(cmds[q])) return j;
+      tx = Transaction{};
+      continue;
+    }
     ModelCommand mc = model_command(a);
-    plan_batch(mc, std::nullopt);
+    plan_batch(mc, tx);
+    tx.reset();
     const model::Keyspace before = spec;
     try {
       run_model(spec, d, mc, now_ms, false, no_tracking, scratch);
@@ -122,7 +154,7 @@ inline std::size_t chunk_end(const std::vector<Argv>& cmds, std::size_t i, const
       }
     }
   }
-  return j;
+  return cmds.size();
 }
 
 }  // namespace expirykit::state::detail

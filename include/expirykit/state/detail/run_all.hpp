@@ -15,6 +15,11 @@
 // every step agreeing and the same state is kept. When none is, the first choice stands and
 // the steps report what differs, as run() would have. The checks stay exact: every step agrees
 // with the model at one millisecond of its own window, as the server ran it.
+//
+// A transaction in a run (MULTI, its queued commands, EXEC or DISCARD: chunk_end takes it whole)
+// is checked as run() checks one sent command by command: each queued command's step from the
+// server's QUEUED or refusal (Twin::queued), the EXEC with the batch they made, its window from
+// the MULTI's TIME to the TIME after it. A MULTI the server refuses ends the checking of its run.
 #pragma once
 
 #include <algorithm>
@@ -90,20 +95,46 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
 }
 
 inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool stop_at_first) {
+  using detail::Layout;
   std::vector<detail::ModelCommand> mcs;
+  std::vector<Layout> ls;  // as send_chunk lays each out (a MULTI opens a transaction, EXEC / DISCARD closes it)
   bool fcall = false;
   for (const auto& a : cmds) {
     mcs.push_back(detail::model_command(a));
-    detail::plan_batch(mcs.back(), tx_);
+    ls.push_back(detail::layout_of(mcs.back().name, !ls.empty() && (ls.back() == Layout::multi || ls.back() == Layout::queued)));
+    if (ls.back() != Layout::single) continue;  // an EXEC's batch is planned from the server's replies
+    detail::plan_batch(mcs.back(), std::nullopt);
     fcall = fcall || (mcs.back().in_script && mcs.back().name == "FCALL");
   }
   if (fcall) load_sequence_function();
   inflight_run_ = cmds;
   run_history_start_ = history_.size();
   const std::vector<detail::Sent> sents = detail::send_chunk(*c_, listeners_, marker_seq_, mcs);
-  const std::size_t n = mcs.size();
+  std::size_t n = mcs.size();
   ++run_stats_.runs;
   run_stats_.run_commands += n;
+
+  // The transaction before each step (txs[k]) and after the last, as the server's replies make
+  // it: what it queued or refused, an EXEC's batch. Steps after a MULTI the server refused were
+  // laid out as queued while the server ran them: they are not checked (the MULTI step fails).
+  std::vector<std::optional<detail::Transaction>> txs{tx_};
+  for (std::size_t k = 0; k < n; ++k) {
+    std::optional<detail::Transaction> t = txs.back();
+    if (ls[k] == Layout::queued) {
+      Step q;
+      q.argv = mcs[k].argv;
+      q.server = sents[k].reply;
+      detail::queue_in(*t, d_, q);
+    } else {
+      if (ls[k] == Layout::close) detail::plan_batch(mcs[k], t);
+      detail::follow_transaction(t, mcs[k].tx, sents[k].opened_transaction, sents[k].before_ms);
+    }
+    txs.push_back(std::move(t));
+    if (ls[k] == Layout::multi && !sents[k].opened_transaction) {
+      n = k + 1;
+      break;
+    }
+  }
 
   struct Choice {
     std::size_t k;    ///< the step
@@ -116,17 +147,24 @@ inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool sto
   // is not ok, or n.
   auto check_from = [&](std::size_t k0, int64_t from_ms) {
     steps.resize(k0);
+    tx_ = txs[k0];
     std::size_t first_bad = n;
     for (std::size_t k = k0; k < n; ++k) {
       const bool last = k + 1 == n;
-      std::optional<ModelSide> kept;
-      if (!last && sents[k].after_ms > sents[k].before_ms) kept = model_side();
-      const auto before = detail::deadlines_before(ks_, mcs[k]);
-      Step s = check(mcs[k], sents[k], CheckMode{last, k == k0 ? from_ms : 0});
-      if (kept && s.ok && s.unmodelled.empty() && before != detail::deadlines_before(ks_, mcs[k])) {
-        choices.push_back({k, std::move(*kept), s.model_at_ms});
-        ++run_stats_.choice_points;
+      Step s;
+      if (ls[k] == Layout::queued) {
+        s = queued(mcs[k].argv, sents[k].reply);
+      } else {
+        std::optional<ModelSide> kept;
+        if (!last && sents[k].after_ms > sents[k].before_ms) kept = model_side();
+        const auto before = detail::deadlines_before(ks_, mcs[k]);
+        s = check(mcs[k], sents[k], CheckMode{last, k == k0 ? from_ms : 0});
+        if (kept && s.ok && s.unmodelled.empty() && before != detail::deadlines_before(ks_, mcs[k])) {
+          choices.push_back({k, std::move(*kept), s.model_at_ms});
+          ++run_stats_.choice_points;
+        }
       }
+      tx_ = txs[k + 1];
       steps.push_back(s);
       if (!s.ok && first_bad == n) {
         first_bad = k;
@@ -163,6 +201,7 @@ inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool sto
     }
   }
   inflight_run_.clear();
+  tx_ = txs.back();  // the server's, whichever step checking stopped at
   if (stop_at_first && bad < n) steps.resize(bad + 1);
   return steps;
 }

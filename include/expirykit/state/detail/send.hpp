@@ -10,24 +10,9 @@
 // and PUBLISH would be queued: the MULTI step has no end markers and EXEC no begin markers (its
 // window starts at the MULTI, and time is frozen at EXEC).
 //
-// A pipelined sender (a Twin member sending a whole sequence in one round trip, a TIME between
-// commands: command i's window is [the TIME before it, the TIME after it], one TIME closing a
-// window and opening the next) would produce one Sent per command and hand each to Twin::check in
-// order. What it needs besides:
-//  - the read-backs check() makes over side() after a command (the deadlines it adopts or shifts
-//    a batch by: PEXPIRETIME / HPEXPIRETIME; the keys a known issue's state check reads: TYPE,
-//    HLEN, HPEXPIRETIME, TIME; INFO for the counters; COMMAND GETKEYS and the re-reads of an
-//    unmodelled command) would see the server after the whole pipeline, not right after that
-//    command: either read them in the pipeline right after the command (PEXPIRETIME and the
-//    HPEXPIRETIME of every field the command names, say), carry them in the record and have
-//    check() read them from there, or end the pipeline at a command whose check needs the server
-//    as it was (an unmodelled command, a known issue decided by the state);
-//  - what decides a command before it is sent: a crash row (Twin::crashing asks the model state
-//    before the command, i.e. after the checks of the commands before it), a
-//    `RESTORE ... @dump:<src>` (DUMP <src> read first), FCALL's library (FUNCTION LIST), and
-//    MULTI's reply (a transaction opens only if the server accepts it): decide them before the
-//    pipeline is built, or end the pipeline there;
-//  - a begin / end marker pair per command (their numbers) when listeners are on, as here.
+// The same layout serves a pipelined run (state/detail/pipeline.hpp: send_chunk): each command
+// of the run laid out as here, one after the other in one pipeline, and one Sent per command;
+// a transaction's queued commands go bare between its MULTI and its EXEC / DISCARD (Layout).
 #pragma once
 
 #include <cstdint>
@@ -58,44 +43,83 @@ struct Sent {
   bool opened_transaction = false;                    ///< a MULTI the server accepted
 };
 
-/// Sends `mc` on `c` with marker number `n_seq` and returns what the server showed. An EXEC /
-/// DISCARD closing `tx` (mc.tx.closes) takes its window's start from it. Throws like
-/// resp::Client::pipeline.
+/// How a command is laid out in the pipeline that sends it (its markers numbered n):
+///  - single: [begin markers] TIME command TIME [end markers];
+///  - multi:  [begin markers] TIME MULTI (what would follow it is queued: its window is the one
+///            TIME, and the transaction's window opens there);
+///  - queued: the command alone (a command inside MULTI: the server answers QUEUED or refuses it);
+///  - close:  EXEC or DISCARD TIME [end markers] (its window opens at the MULTI's TIME).
+enum class Layout { single, multi, queued, close };
+
+/// The layout of a command named `upper_name` when a transaction is (`in_tx`) or is not open.
+inline Layout layout_of(const std::string& upper_name, bool in_tx) {
+  if (in_tx) return ends_transaction(upper_name) ? Layout::close : Layout::queued;
+  return upper_name == "MULTI" ? Layout::multi : Layout::single;
+}
+
+/// Appends what is sent for `argv` laid out as `l` (markers numbered `n`) to `cmds`; returns the
+/// index of its first reply that is not a marker's.
+inline std::size_t lay_out(std::vector<Argv>& cmds, const Listeners& listeners, const std::string& n, Layout l,
+                           const Argv& argv) {
+  if (l == Layout::single || l == Layout::multi) {
+    const auto pre = listeners.begin_markers(n);
+    cmds.insert(cmds.end(), pre.begin(), pre.end());
+  }
+  const std::size_t at = cmds.size();
+  if (l != Layout::queued && l != Layout::close) cmds.push_back({"TIME"});
+  cmds.push_back(argv);
+  if (l == Layout::single || l == Layout::close) {
+    cmds.push_back({"TIME"});
+    const auto post = listeners.end_markers(n);
+    cmds.insert(cmds.end(), post.begin(), post.end());
+  }
+  return at;
+}
+
+/// What the server showed for a command laid out as `l` whose replies start at r[at] (lay_out),
+/// with what the listeners heard for it (markers numbered `n`). `tx_before_ms` is the server time
+/// at the open transaction's MULTI (Unix ms): a queued command's window, and where an EXEC's or
+/// DISCARD's opens.
+inline Sent read_sent(const std::vector<Reply>& r, std::size_t at, Layout l, int64_t tx_before_ms,
+                      Listeners& listeners, const std::string& n) {
+  using server::time_ms;
+  Sent out;
+  switch (l) {
+    case Layout::single:
+      out.before_ms = time_ms(r[at]);
+      out.reply = r[at + 1];
+      out.after_ms = time_ms(r[at + 2]);
+      break;
+    case Layout::multi:
+      out.before_ms = out.after_ms = time_ms(r[at]);
+      out.reply = r[at + 1];
+      out.opened_transaction = out.reply == Reply::ok();
+      break;
+    case Layout::queued:
+      out.before_ms = out.after_ms = tx_before_ms;
+      out.reply = r[at];
+      return out;  // no markers: nothing is the queued command's own
+    case Layout::close:
+      out.before_ms = tx_before_ms;
+      out.reply = r[at];
+      out.after_ms = time_ms(r[at + 1]);
+      break;
+  }
+  if (l != Layout::close && listeners.any()) listeners.read_begin(n);
+  listeners.read_end(n, l != Layout::multi, out.events, out.invalidations);
+  return out;
+}
+
+/// Sends `mc` (not a queued command) on `c` with marker number `n_seq` and returns what the
+/// server showed. An EXEC / DISCARD closing `tx` (mc.tx.closes) takes its window's start from it.
+/// Throws like resp::Client::pipeline.
 inline Sent send_command(resp::Client& c, Listeners& listeners, uint64_t n_seq, const ModelCommand& mc,
                          const std::optional<Transaction>& tx) {
-  using server::time_ms;
-  const std::string& u = mc.name;
   const std::string n = std::to_string(n_seq);
-  const auto pre = mc.tx.closes ? std::vector<Argv>{} : listeners.begin_markers(n);
-  const auto post = u != "MULTI" ? listeners.end_markers(n) : std::vector<Argv>{};
-  std::vector<Argv> cmds = pre;
-  const std::size_t at = cmds.size();
-  if (u == "MULTI") {
-    cmds.insert(cmds.end(), {{"TIME"}, mc.argv});
-  } else if (mc.tx.closes) {
-    cmds.insert(cmds.end(), {mc.argv, {"TIME"}});
-  } else {
-    cmds.insert(cmds.end(), {{"TIME"}, mc.argv, {"TIME"}});
-  }
-  cmds.insert(cmds.end(), post.begin(), post.end());
-  const auto r = c.pipeline(cmds);
-  Sent out;
-  if (u == "MULTI") {
-    out.before_ms = out.after_ms = time_ms(r[at]);
-    out.reply = r[at + 1];
-    out.opened_transaction = out.reply == Reply::ok();
-  } else if (mc.tx.closes) {
-    out.before_ms = tx->before_ms;
-    out.reply = r[at];
-    out.after_ms = time_ms(r[at + 1]);
-  } else {
-    out.before_ms = time_ms(r[at]);
-    out.reply = r[at + 1];
-    out.after_ms = time_ms(r[at + 2]);
-  }
-  if (!pre.empty()) listeners.read_begin(n);
-  listeners.read_end(n, !post.empty(), out.events, out.invalidations);
-  return out;
+  const Layout l = mc.tx.closes ? Layout::close : layout_of(mc.name, false);
+  std::vector<Argv> cmds;
+  const std::size_t at = lay_out(cmds, listeners, n, l, mc.argv);
+  return read_sent(c.pipeline(cmds), at, l, tx ? tx->before_ms : 0, listeners, n);
 }
 
 /// The step of `mc` as the server showed it (`sent`): argv, the server's reply, the TIME window,

@@ -55,7 +55,6 @@ inline bool queue_in(Transaction& tx, const model::Dialect& d, Step& s) {
 
 /// What a command does to the transaction state around it, as Twin::run() sees it.
 struct TransactionControl {
-  bool opened = false;      ///< this MULTI opened a transaction (the server answered OK)
   bool closes = false;      ///< this EXEC / DISCARD ends the twin's open transaction
   bool aborted = false;     ///< the EXEC's transaction had a command refused when queued
   bool unmodelled = false;  ///< the EXEC's transaction queued a command outside the model
@@ -63,10 +62,11 @@ struct TransactionControl {
 
 /// The model's reply to MULTI, DISCARD or EXEC (`upper_name`) when it is not the EXEC of a
 /// modelled transaction; std::nullopt for any other command and for that EXEC (the batch's
-/// replies answer it). Throws model::Unmodelled for the EXEC of a transaction with an unmodelled
-/// command.
+/// replies answer it). A MULTI reaching here is outside any transaction (inside one it is queued:
+/// queue_in), so it opens one. Throws model::Unmodelled for the EXEC of a transaction with an
+/// unmodelled command.
 inline std::optional<Reply> control_reply(const std::string& upper_name, const TransactionControl& t) {
-  if (upper_name == "MULTI") return t.opened ? Reply::ok() : Reply::error("ERR MULTI calls can not be nested");
+  if (upper_name == "MULTI") return Reply::ok();
   if (upper_name == "DISCARD") return t.closes ? Reply::ok() : Reply::error("ERR DISCARD without MULTI");
   if (upper_name == "EXEC" && !t.closes) return Reply::error("ERR EXEC without MULTI");
   if (upper_name == "EXEC" && t.aborted) return Reply::error("EXECABORT Transaction discarded because of previous errors.");
@@ -75,13 +75,11 @@ inline std::optional<Reply> control_reply(const std::string& upper_name, const T
 }
 
 /// After the server answered a command of the twin (`t` its place in a transaction): a MULTI it
-/// accepted (`opened`, at server time `before_ms`, Unix ms) opens `tx` and sets t.opened; the
-/// EXEC / DISCARD that closes `tx` (t.closes) ends it.
-inline void follow_transaction(std::optional<Transaction>& tx, TransactionControl& t, bool opened, int64_t before_ms) {
-  if (opened) {
-    tx = Transaction{before_ms, {}, false, false};
-    t.opened = true;
-  }
+/// accepted (`opened`, at server time `before_ms`, Unix ms) opens `tx`; the EXEC / DISCARD that
+/// closes `tx` (t.closes) ends it.
+inline void follow_transaction(std::optional<Transaction>& tx, const TransactionControl& t, bool opened,
+                               int64_t before_ms) {
+  if (opened) tx = Transaction{before_ms, {}, false, false};
   if (t.closes) tx.reset();
 }
 
