@@ -1,9 +1,11 @@
 // Tests of the property harness itself (the property runs in suites/properties): a planted
-// model bug is caught and shrunk to at most 3 commands; a hidden throughput measurement; and the
+// model bug is caught and shrunk to at most 4 commands besides MULTI / EXEC; a hidden throughput measurement; and the
 // twin holding back a command that would crash the server (valkey-empty-hash-hrandfield-crash).
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <vector>
 
 #include <expirykit/property/property.hpp>
 
@@ -13,7 +15,7 @@ using namespace expirykit::catch2;
 using expirykit::property::check_sequences;
 using expirykit::property::PropertyBudget;
 
-TEST_CASE_METHOD(TwinFixture, "Harness: a planted model bug is caught and shrunk to <= 5 commands", "[state][harness]") {
+TEST_CASE_METHOD(TwinFixture, "Harness: a planted model bug is caught and shrunk to <= 4 commands besides MULTI / EXEC", "[state][harness]") {
   const auto& id = identity();
   auto d = Dialect::for_server(expirykit::server::to_string(id.flavor), id.version.major, id.version.minor);
   if (!d) SKIP("no dialect");
@@ -29,15 +31,27 @@ TEST_CASE_METHOD(TwinFixture, "Harness: a planted model bug is caught and shrunk
   // gen::sequence, not check_sequences()'s gen::property_sequence: the latter starts most cases
   // with a set-up prefix of up to 12 commands that does not shrink (gen::setup_prefix), which is
   // not what this test measures.
+  std::vector<expirykit::resp::Argv> shrunk;  // the last failing case RapidCheck ran: the shrunk one
   auto r = expirykit::property::check_cases("planted HPERSIST bug", PropertyBudget{300, 40}, [&] {
     const auto cmds = *expirykit::gen::sequence(*d, 40);
-    return expirykit::property::run_sequence(bad, cmds);
+    auto out = expirykit::property::run_sequence(bad, cmds);
+    if (!out.ok) shrunk.assign(cmds.begin(), cmds.begin() + static_cast<std::ptrdiff_t>(std::min(out.steps, cmds.size())));
+    return out;
   });
   INFO(r.report);
   REQUIRE_FALSE(r.ok);
-  // Three commands show it; a transaction or script step that carries one of them shrinks as a
-  // unit (gen::chunk), so MULTI and EXEC may remain around it.
-  CHECK(r.shrunk_len <= 5);
+  REQUIRE(r.shrunk_len == shrunk.size());
+  // Three commands show it (a value, a TTL, HPERSIST); a transaction or script step that carries
+  // one of them shrinks as a unit (gen::chunk), so a MULTI and an EXEC may remain around each
+  // (7 commands with two such, seen with seed 11874445178927709139): the brackets do not count.
+  // One more is allowed for a shrink that stops at a local minimum (a command a later one needs
+  // that no simpler draw replaces).
+  std::size_t essential = 0;
+  for (const auto& a : shrunk) {
+    const std::string u = expirykit::model::upper(a[0]);
+    essential += u == "MULTI" || u == "EXEC" || u == "DISCARD" ? 0 : 1;
+  }
+  CHECK(essential <= 4);
   CHECK(r.report.find("HPERSIST") != std::string::npos);
   CHECK(r.report.find("<-- MISMATCH") != std::string::npos);
 }

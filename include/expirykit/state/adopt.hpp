@@ -159,6 +159,14 @@ inline void adopt_server_deadlines(resp::Client& side, model::Keyspace& ks, cons
   }
 }
 
+/// Whether `argv`, a command outside the model, leaves every key and every INFO counter the
+/// model holds as they were: DEBUG SET-ACTIVE-EXPIRE 0|1, which only switches active expiry
+/// (debugCommand in Valkey's and Redis's src/debug.c), a cycle the model never runs itself. After
+/// it the twin re-bases no counter, and a pipelined run goes on (state/detail/pipeline.hpp).
+inline bool leaves_model_alone(const Argv& argv) {
+  return argv.size() == 3 && model::upper(argv[0]) == "DEBUG" && model::upper(argv[1]) == "SET-ACTIVE-EXPIRE";
+}
+
 /// After commands outside the model (`cmds`: one command, or a batch holding one): every key they
 /// name re-read from the server into `ks` (adopt_from_server), and `tracking` told what is known:
 /// what they invalidated is not, so the keys they touched are no longer tracked; the keys they

@@ -21,6 +21,7 @@
 #include <expirykit/model/canonical.hpp>
 #include <expirykit/model/keyspace.hpp>
 #include <expirykit/resp/client.hpp>
+#include <expirykit/server/clock.hpp>
 #include <expirykit/state/replies.hpp>
 
 namespace expirykit::state {
@@ -43,13 +44,24 @@ struct KeyspaceDiffOptions {
 /// The differences between the server behind `side` and the model `ks` at server time `now_ms`
 /// (Unix ms): one line per difference ("h: HLEN server 3, model 2"); empty means equal.
 inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::Keyspace& ks, int64_t now_ms,
-                                              const KeyspaceDiffOptions& o) {
+                                              const KeyspaceDiffOptions& o, const resp::Reply* keys_read = nullptr);
+
+/// keyspace_diff() at the server's time now: TIME and KEYS * read in one round trip (the twin's
+/// compare_state: two round trips in all). Throws what resp::Client throws.
+inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::Keyspace& ks, const KeyspaceDiffOptions& o) {
+  const std::vector<resp::Reply> r = side.pipeline({{"TIME"}, {"KEYS", "*"}});
+  return keyspace_diff(side, ks, server::time_ms(r[0]), o, &r[1]);
+}
+
+/// (`keys_read`: the server's reply to KEYS *, when read already.)
+inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::Keyspace& ks, int64_t now_ms,
+                                              const KeyspaceDiffOptions& o, const resp::Reply* keys_read) {
   std::vector<std::string> diffs;
   const int64_t now = now_ms;
   std::set<std::string> keys;
   for (const auto& k : ks.key_names())
     if (ks.peek(k, now) && (!o.owns || o.owns(k))) keys.insert(k);
-  auto all = side("KEYS", "*");
+  const resp::Reply all = keys_read ? *keys_read : side("KEYS", "*");
   if (all.is_array())
     for (const auto& k : all.elements())
       if (!o.owns || o.owns(k.str())) keys.insert(k.str());

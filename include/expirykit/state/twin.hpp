@@ -58,6 +58,7 @@
 // check() when it is settled after the attempts), and its fields in Step (step.hpp).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -155,13 +156,7 @@ class Twin {
   /// the last call, with the model's own (reclaim_model()), compared per key as multisets (the
   /// order of active expiry between keys is the server's). Returns one line per difference;
   /// empty when not observing.
-  std::vector<std::string> compare_background_events() {
-    const std::string token = "bg" + std::to_string(++marker_seq_);
-    detail::keep_background(ks_, background_model_);
-    auto out = listeners_.compare_background(*c_, token, background_model_, tracking_model_);
-    background_model_.clear();
-    return out;
-  }
+  std::vector<std::string> compare_background_events() { return compare_background_after({}); }
 
   resp::Client& client() { return *c_; }
   /// Points the twin at another server that shares this model's keyspace: the next commands,
@@ -204,7 +199,6 @@ class Twin {
       (*c_)("DISCARD");
       tx_.reset();
     }
-    (*c_)("FLUSHALL", "SYNC");
     // The server may be another process than last time (a restart): a read-back connection it
     // closed is dropped, an open one kept (a new connection per sequence cost 3 % of the
     // checker's CPU: bench/RESULTS.md).
@@ -216,7 +210,7 @@ class Twin {
     inflight_.reset();
     inflight_run_.clear();
     hlen_unknown_.clear();
-    compare_background_events();
+    compare_background_after({{"FLUSHALL", "SYNC"}});  // what came before is forgotten
   }
 
   /// The server's clock (TIME), Unix ms.
@@ -331,8 +325,7 @@ class Twin {
     o.check_encoding = opt_.check_encoding && limits_read_;
     o.hlen_unknown = &hlen_unknown_;
     o.owns = owns;
-    const int64_t now = server_time();
-    return keyspace_diff(side(), ks_, now, o);
+    return keyspace_diff(side(), ks_, o);  // TIME and KEYS * in one round trip
   }
 
   /// The recorded steps as a script replayable with valkey-cli / redis-cli, each command
@@ -343,6 +336,19 @@ class Twin {
   static std::string oneline(const Reply& r) { return state::oneline(r); }
 
  private:
+  /// compare_background_events() with `first` sent before its markers, in the same pipeline on
+  /// the twin's connection (flushall(): FLUSHALL and the markers in one round trip).
+  std::vector<std::string> compare_background_after(std::vector<Argv> first) {
+    const std::string token = "bg" + std::to_string(++marker_seq_);
+    const auto markers = listeners_.background_markers(token);
+    first.insert(first.end(), markers.begin(), markers.end());
+    if (!first.empty()) c_->pipeline(first);
+    detail::keep_background(ks_, background_model_);
+    auto out = listeners_.compare_background(token, background_model_, tracking_model_);
+    background_model_.clear();
+    return out;
+  }
+
   /// Clears the command of the run() under way (sent()) when run() returns, not when it throws.
   struct InFlight {
     std::optional<Argv>& f;
@@ -429,8 +435,9 @@ class Twin {
     s.tracking_diff.clear();
     if (trial.window()) trial.restore();
     if (!opt_.adopt_unmodelled) return;
-    adopt_unmodelled(side(), ks_, mc.batch ? *mc.batch : std::vector<Argv>{mc.argv}, hlen_unknown_, tracking_model_);
-    if (counters_.on()) observe_counters();
+    const std::vector<Argv> cmds = mc.batch ? *mc.batch : std::vector<Argv>{mc.argv};
+    adopt_unmodelled(side(), ks_, cmds, hlen_unknown_, tracking_model_);
+    if (counters_.on() && !std::all_of(cmds.begin(), cmds.end(), leaves_model_alone)) observe_counters();
     s.ok = true;
   }
 

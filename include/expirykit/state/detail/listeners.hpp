@@ -80,18 +80,17 @@ class Listeners {
     if (tracking_) invalidations = sent_end ? tracking_->read_until("e" + n) : model::Invalidations{};
   }
 
-  /// Background events and invalidations heard since the last call (a marker `token` is sent on
-  /// `c` and read up to), against the model's `model_background` events (their delivery under the
-  /// current flags) and what `tracking` makes of them. One line per difference; empty when they
-  /// agree or nothing listens.
-  std::vector<std::string> compare_background(resp::Client& c, const std::string& token,
-                                               const std::vector<model::Event>& model_background,
+  /// The PUBLISH commands that mark the end of the background compare_background(token) reads:
+  /// sent on the observed connection first (in a pipeline of the twin's own, say).
+  std::vector<resp::Argv> background_markers(const std::string& token) const { return markers(token); }
+  /// Background events and invalidations heard since the last call (up to the markers
+  /// background_markers(token) sent), against the model's `model_background` events (their
+  /// delivery under the current flags) and what `tracking` makes of them. One line per
+  /// difference; empty when they agree or nothing listens.
+  std::vector<std::string> compare_background(const std::string& token, const std::vector<model::Event>& model_background,
                                                model::TrackingModel& tracking) {
     std::vector<std::string> out;
-    const bool shared = events_ && tracking_ && events_->marker_channel() == tracking_->marker_channel();
-    if (shared) c.call(events_->marker(token));  // one PUBLISH reaches both listeners
     if (events_) {
-      if (!shared) c.call(events_->marker(token));
       const auto seen = events_->read_until(token);
       stray_.insert(stray_.end(), seen.keyevent.begin(), seen.keyevent.end());
       auto want = observe::deliverable(model_background, events_->flags());
@@ -112,7 +111,6 @@ class Listeners {
         }
     }
     if (tracking_) {
-      if (!shared) c.call(tracking_->marker(token));
       auto seen = tracking_->read_until(token);
       tracking_stray_.insert(tracking_stray_.end(), seen.begin(), seen.end());
       const auto d =
