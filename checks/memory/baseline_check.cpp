@@ -252,4 +252,14 @@ TEST_CASE("memory baseline: a line without its own file is gated against the new
                          ContainsSubstring("-> redis 8.6.3 124.0 B/") && ContainsSubstring("-1.0 B (-0.8%)") &&
                          ContainsSubstring("record redis-8.6's own now (run this test again: EXPIRYKIT_UPDATE_BASELINES=1 '") &&
                          !ContainsSubstring(".; CHANGED"));
+  // A verdict that says how to record (here IMPROVED) says it once: the CHANGED part points back.
+  auto cheaper = measurement("string-ex", {60.0});
+  cheaper.line = "redis-8.6";
+  cheaper.server = "redis 8.6.3";
+  const auto vi = memory::check_against_baseline(cheaper, dir.path() / "redis-8.6.json");
+  CHECK(vi.status == memory::Verdict::Status::improved);
+  const auto hint = vi.text.find("run this test again");
+  CHECK(hint != std::string::npos);
+  CHECK(vi.text.find("run this test again", hint + 1) == std::string::npos);
+  CHECK_THAT(vi.text, ContainsSubstring("record redis-8.6's own now, as above."));
 }

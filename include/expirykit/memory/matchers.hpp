@@ -96,7 +96,10 @@ inline Verdict check_against_baseline(const Measurement& m, const std::filesyste
       << fmt1(m.stats.median) << " B/" << m.unit << " (" << m.encoding() << "), " << (v.delta >= 0 ? "+" : "")
       << fmt1(v.delta) << " B (" << (v.delta >= 0 ? "+" : "") << fmt1(v.delta_pct) << "%); no " << m.line
       << " baseline yet, gated against " << choice.line << "'s, which cannot see a regression on " << m.line
-      << " smaller than that difference: record " << m.line << "'s own now (" << update_hint(m.line, test) << ").";
+      << " smaller than that difference: record " << m.line << "'s own now";
+    // A verdict that already says how to record (regressed, improved, incomparable) says it once.
+    const bool hinted = v.status != Verdict::Status::passed && v.status != Verdict::Status::no_baseline;
+    t << (hinted ? std::string(", as above.") : " (" + update_hint(m.line, test) + ").");
     while (!v.text.empty() && v.text.back() == '.') v.text.pop_back();  // "...first." + "; CHANGED ..."
     v.text += t.str();
   }

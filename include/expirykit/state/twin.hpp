@@ -228,7 +228,8 @@ class Twin {
   Step run(const Argv& argv_in) {
     inflight_ = argv_in;
     InFlight done{inflight_};  // until run() returns, the command counts as sent (sent())
-    detail::ModelCommand mc = detail::model_command(resolve_dump_ref(stale_.resolve(side(), ks_, argv_in)));
+    detail::ModelCommand mc = detail::model_command(stale_fields(argv_in) ? stale_.resolve(side(), ks_, argv_in)
+                                                                           : resolve_dump_ref(argv_in));
     inflight_ = mc.argv;  // a RESTORE with the payload it resolved
     if (const auto* k = crashing(mc.argv)) return hold_back(mc.argv, k->id);  // the server would die
     if (tx_ && !detail::ends_transaction(mc.name)) return queue_step(mc.argv);
@@ -267,7 +268,10 @@ class Twin {
   }
 
   /// See dump_ref (state/detail/dump_ref.hpp).
-  Argv resolve_dump_ref(const Argv& a) { return detail::resolve_dump_ref(side(), ks_, a, dump_ref); }
+  Argv resolve_dump_ref(const Argv& a) {
+    if (a.size() < 4 || a[3].rfind(dump_ref, 0) != 0) return a;  // no reference: no read-back connection needed
+    return detail::resolve_dump_ref(side(), ks_, a, dump_ref);
+  }
   /// Makes the stale templates (state/stale_templates.hpp) the `RESTORE key ttl @stale:<fields>`
   /// commands of `cmds` name, as run() would on first use, but all in one round trip: call it
   /// before flushall() and observe_counters() (property::run_sequence does) so that making them
