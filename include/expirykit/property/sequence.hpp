@@ -82,15 +82,14 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
   if (twin.observing_counters()) twin.observe_counters();  // counters from here
   const std::size_t first = 0;
   std::string failure;
-  std::set<std::string> involved;
   // Sent in pipelined runs (Twin::run_all: state/detail/run_all.hpp), checked step by step.
   const std::vector<Step> steps = opt.pipelined ? twin.run_all(cmds, opt.stop_at_first) : std::vector<Step>{};
   for (std::size_t i = 0; i < cmds.size(); ++i) {
     if (opt.pipelined && i >= steps.size()) break;
-    const Step s = opt.pipelined ? steps[i] : twin.run(cmds[i]);
+    Step unpipelined;
+    const Step& s = opt.pipelined ? steps[i] : (unpipelined = twin.run(cmds[i]));
     ++res.steps;
     if (!s.known_issue.empty()) res.known_issues[s.known_issue] = 1;
-    for (auto& k : keys_of(cmds[i])) involved.insert(k);
     if (!s.ok && failure.empty()) {
       failure = "first mismatch at command " + std::to_string(res.steps) + " of " + std::to_string(cmds.size()) +
                 ":\n" + s.describe() + "\n";
@@ -133,6 +132,9 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
     if (s.server_events && !s.events_diff.empty())
       os << "#   events: " << s.events_diff << "\n";
   }
+  std::set<std::string> involved;  // the keys of the commands run, for the report only
+  for (std::size_t i = 0; i < res.steps && i < cmds.size(); ++i)
+    for (auto& k : keys_of(cmds[i])) involved.insert(k);
   const int64_t now = h.empty() ? 0 : h.back().after_ms;
   os << "model state of the keys involved (at server time " << now << "):\n";
   for (const auto& k : involved) os << "  " << twin.model().describe(k, now) << "\n";

@@ -24,8 +24,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <expirykit/state/detail/pipeline.hpp>
@@ -86,7 +88,7 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
       auto steps = run_chunk(std::vector<Argv>(cmds.begin() + static_cast<std::ptrdiff_t>(i),
                                                cmds.begin() + static_cast<std::ptrdiff_t>(end)),
                              stop_at_first);
-      out.insert(out.end(), steps.begin(), steps.end());
+      out.insert(out.end(), std::make_move_iterator(steps.begin()), std::make_move_iterator(steps.end()));
       i = end;
     }
     if (stop_at_first && !out.empty() && !out.back().ok) break;
@@ -165,8 +167,9 @@ inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool sto
         }
       }
       tx_ = txs[k + 1];
-      steps.push_back(s);
-      if (!s.ok && first_bad == n) {
+      const bool ok = s.ok;
+      steps.push_back(std::move(s));
+      if (!ok && first_bad == n) {
         first_bad = k;
         if (stop_at_first) break;
       }

@@ -7,7 +7,8 @@
 // at its deadline may depend on the exact millisecond. A transaction's window runs from its MULTI
 // to its EXEC: time is frozen at EXEC. Each attempt runs the command (state/detail/model_step.hpp)
 // on the twin's model and on a copy of its tracking model, from the model state before the step
-// (kept when there is a window to search or a known issue may replay the step), and fills the
+// (kept when there is a window to search or a known issue of the server names the command, whose
+// settling replays the step), and fills the
 // step's model side and verdict. The known-issue settling (state/known_divergence.hpp) replays the
 // step under other dialects (the spec with defects) through rerun(); the dialect of the outcome
 // kept is kept() (a batch re-applied at another millisecond keeps it: observe_deadlines.hpp).
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include <expirykit/model/keyspace.hpp>
 #include <expirykit/model/model.hpp>
@@ -23,6 +25,7 @@
 #include <expirykit/state/detail/judge.hpp>
 #include <expirykit/state/detail/listeners.hpp>
 #include <expirykit/state/detail/model_step.hpp>
+#include <expirykit/state/known_divergence.hpp>
 #include <expirykit/state/step.hpp>
 #include <expirykit/state/twin_options.hpp>
 
@@ -37,7 +40,10 @@ class Trial {
         const model::TrackingModel& tracked, const ModelCommand& mc, Step& s)
       : ks_(ks), spec_(spec), o_(o), listeners_(listeners), tracked_(tracked), mc_(mc), s_(s),
         window_(s.after_ms > s.before_ms) {
-    if (window_ || o.server) saved_ = ks;  // o.server: known_divergence.hpp replays from it
+    // A known issue's settling replays the step from it (known_divergence.hpp), only for a step
+    // whose command a row covering the server names: no copy for the others.
+    if (window_ || (o.server && !known_issues_for_step(*o.server, mc.argv, mc.batch ? *mc.batch : std::vector<Argv>{}).empty()))
+      saved_ = ks;
   }
 
   /// Whether the window spans more than one millisecond.
@@ -107,7 +113,7 @@ class Trial {
   Step& s_;
   const bool window_;
   int64_t from_ = 0;                   ///< the first millisecond tried
-  model::Keyspace saved_;              ///< the model before the step (window_ or o.server)
+  model::Keyspace saved_;              ///< the model before the step (a window, or a known issue to settle)
   model::TrackingModel tm_;            ///< the tracking model after the last attempt
   std::optional<model::Dialect> kept_;  ///< kept() when it is not the spec
 };
