@@ -6,11 +6,15 @@
 #include <catch2/catch_test_macros.hpp>
 #include <rapidcheck.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <expirykit/catch2/twin_fixture.hpp>
+#include <expirykit/fault/proxy.hpp>
 #include <expirykit/gen/commands.hpp>
+
+#include "../common/text.hpp"
 
 using namespace expirykit::catch2;
 using expirykit::resp::Argv;
@@ -176,4 +180,82 @@ TEST_CASE_METHOD(TwinFixture, "run_all: a transaction whose EXEC is missing goes
   INFO(exec.describe());
   CHECK(exec.ok);
   CHECK(exec.server == Reply::array({Reply::string("1"), Reply::integer(1)}));
+}
+
+TEST_CASE_METHOD(TwinFixture, "run_all: after a MULTI the server refuses, the rest of the run is adopted, one step per command",
+                 "[state][run_all]") {
+  // A proxy answers MULTI with what PING gets: no transaction opens, the server runs the commands
+  // laid out as queued as ordinary ones. The MULTI step fails; the later ones are recorded as
+  // outside the model with their keys re-read, so the model follows the server.
+  namespace fault = expirykit::fault;
+  fault::Proxy::Options o;
+  o.upstream_host = target().host();
+  o.upstream_port = target().port();
+  o.hooks = [] {
+    fault::Hooks h;
+    h.request = [](const Argv& a) -> std::optional<fault::Rewrite> {
+      if (expirykit::model::upper(a[0]) != "MULTI") return std::nullopt;
+      return fault::Rewrite{{{"PING"}}, std::nullopt, {}};
+    };
+    return h;
+  };
+  fault::Proxy proxy(o);
+  expirykit::resp::Client c("127.0.0.1", proxy.port());
+  Twin t(c, twin().dialect());
+  t.flushall();
+  const std::vector<Argv> cmds = {
+      {"HSET", "h", "a", "1"}, {"MULTI"}, {"HSET", "h", "b", "2"}, {"EXEC"}, {"HGET", "h", "b"}};
+  const auto steps = t.run_all(cmds, false);
+  REQUIRE(steps.size() == cmds.size());
+  CHECK(steps[0].ok);
+  CHECK_FALSE(steps[1].ok);
+  CHECK(steps[1].server == Reply::status("PONG"));
+  for (std::size_t i = 2; i < steps.size(); ++i) {
+    INFO(steps[i].describe());
+    CHECK(steps[i].ok);
+    CHECK_FALSE(steps[i].unmodelled.empty());
+  }
+  CHECK(steps[2].server == Reply::integer(1));  // run, not queued
+  CHECK(steps[4].server == Reply::string("2"));
+  CHECK_FALSE(t.in_transaction());
+  CHECK(t.sent().size() == cmds.size());
+  const auto diffs = t.compare_state();
+  INFO(ekcheck::lines(diffs));
+  CHECK(diffs.empty());
+}
+
+TEST_CASE_METHOD(TwinFixture, "run_all: a transaction with a command outside the model re-reads its keys and re-bases the counters",
+                 "[state][run_all]") {
+  // STRLEN is outside the model; inside MULTI it lazily expires k at EXEC (expired_keys + 1),
+  // which only the server counts: the EXEC is adopted, k re-read, the counters re-based.
+  require_debug("DEBUG SET-ACTIVE-EXPIRE, DEBUG SLEEP");
+  auto& t = twin();
+  t.flushall();
+  REQUIRE(client()("DEBUG", "SET-ACTIVE-EXPIRE", "0") == Reply::ok());
+  t.observe_counters();
+  for (const bool pipelined : {false, true}) {
+    t.flushall();
+    t.observe_counters();
+    const std::vector<Argv> cmds = {
+        {"SET", "k", "v", "PX", "1"}, {"DEBUG", "SLEEP", "0.005"}, {"MULTI"}, {"STRLEN", "k"}, {"EXEC"}, {"EXISTS", "k"}};
+    std::vector<expirykit::state::Step> steps;
+    if (pipelined) {
+      steps = t.run_all(cmds);
+    } else {
+      for (const auto& a : cmds) steps.push_back(t.run(a));
+    }
+    CAPTURE(pipelined, t.script());
+    REQUIRE(steps.size() == cmds.size());
+    for (const auto& s : steps) {
+      INFO(s.describe());
+      CHECK(s.ok);
+    }
+    CHECK_FALSE(steps[4].unmodelled.empty());
+    CHECK(steps[5].server == Reply::integer(0));
+    const auto counters = t.compare_counters();
+    INFO(ekcheck::lines(counters));
+    CHECK(counters.empty());
+    CHECK(t.compare_state().empty());
+  }
+  client()("DEBUG", "SET-ACTIVE-EXPIRE", "1");
 }

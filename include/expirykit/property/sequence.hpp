@@ -97,6 +97,7 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
       if (opt.stop_at_first) break;
     }
   }
+  const std::size_t ran = res.steps;  // of cmds (the DISCARD below is not one of them)
   if (twin.in_transaction()) {  // a shrunk case may lose its EXEC
     Step s = twin.run(Argv{"DISCARD"});
     ++res.steps;
@@ -133,7 +134,7 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
       os << "#   events: " << s.events_diff << "\n";
   }
   std::set<std::string> involved;  // the keys of the commands run, for the report only
-  for (std::size_t i = 0; i < res.steps && i < cmds.size(); ++i)
+  for (std::size_t i = 0; i < ran && i < cmds.size(); ++i)
     for (auto& k : keys_of(cmds[i])) involved.insert(k);
   const int64_t now = h.empty() ? 0 : h.back().after_ms;
   os << "model state of the keys involved (at server time " << now << "):\n";

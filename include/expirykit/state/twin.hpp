@@ -244,8 +244,9 @@ class Twin {
   /// server in runs of up to `max_run` commands in one round trip each
   /// (state/detail/pipeline.hpp: where a run must end; state/detail/run_all.hpp: how the steps are
   /// checked). With `stop_at_first`, the steps stop at the first that is not ok (the rest of its
-  /// run was sent but is not checked); a MULTI the server refuses stops them too. Returns the
-  /// steps checked. Throws what run() throws.
+  /// run was sent but is not checked). After a MULTI the server refuses inside a run, the rest of
+  /// the run is recorded as outside the model (no TIME window of its own), keys re-read. Returns
+  /// the steps checked. Throws what run() throws.
   std::vector<Step> run_all(const std::vector<Argv>& cmds, bool stop_at_first = true, std::size_t max_run = 64);
   /// What run_all() did since the twin was made: runs sent (round trips), the commands in them,
   /// commands it sent alone (run()), steps whose millisecond it had to choose without a read-back
@@ -432,8 +433,9 @@ class Twin {
   std::vector<Step> run_chunk(const std::vector<Argv>& cmds, bool stop_at_first);
 
   /// A step whose command is outside the model (`e`): with Options::adopt_unmodelled, the keys
-  /// its commands name are re-read into the model (state/adopt.hpp), the counters re-based, and
-  /// the step is ok; else it fails.
+  /// its commands name (an EXEC's: every command the server queued) are re-read into the model
+  /// (state/adopt.hpp), the counters re-based (unless every one leaves the model alone:
+  /// leaves_model_alone), and the step is ok; else it fails.
   void unmodelled(const detail::ModelCommand& mc, const model::Unmodelled& e, detail::Trial& trial, Step& s) {
     s.unmodelled = e.what();
     s.tracking_diff.clear();
@@ -441,7 +443,8 @@ class Twin {
     if (!opt_.adopt_unmodelled) return;
     const std::vector<Argv> cmds = mc.batch ? *mc.batch : std::vector<Argv>{mc.argv};
     adopt_unmodelled(side(), ks_, cmds, hlen_unknown_, tracking_model_);
-    if (counters_.on() && !std::all_of(cmds.begin(), cmds.end(), leaves_model_alone)) observe_counters();
+    if (counters_.on() && (cmds.empty() || !std::all_of(cmds.begin(), cmds.end(), leaves_model_alone)))
+      observe_counters();
     s.ok = true;
   }
 

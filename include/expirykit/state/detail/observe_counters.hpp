@@ -4,7 +4,8 @@
 // to (observe/counters.hpp). The twin asks them at the end of a sequence (compare_counters), and a
 // step asks them when only its counters tell a known issue's defect from the spec
 // (state/known_divergence.hpp, `counters_match`); after a command outside the model they are
-// re-based (its keys are re-read, its counts unknown). Reads go over the read-back connection.
+// re-based (its keys are re-read, its counts unknown), except after one that leaves the model
+// alone (state/adopt.hpp: DEBUG SET-ACTIVE-EXPIRE). Reads go over the read-back connection.
 #pragma once
 
 #include <optional>

@@ -2,10 +2,11 @@
 // server in one round trip (Twin::run_all, state/detail/run_all.hpp), and how long such a run
 // may be.
 //
-// send_chunk() sends, for each command, what state/detail/send.hpp sends for one: [begin markers]
-// TIME command TIME [end markers], all in one pipeline, and returns one Sent per command: the
-// server ran each command at one millisecond of its own TIME window, and the listeners' messages
-// are cut per command by its markers, as when the commands go one by one.
+// send_chunk() sends, for each command, what state/detail/send.hpp sends for one (its Layout:
+// [begin markers] TIME command TIME [end markers]; a transaction as MULTI, its queued commands
+// bare, EXEC or DISCARD), all in one pipeline, and returns one Sent per command: the server ran
+// each command at one millisecond of its own TIME window, and the listeners' messages are cut
+// per command by its markers, as when the commands go one by one.
 //
 // chunk_end() decides where a run ends, from a speculative copy of the model (the commands applied
 // in order at the last server time known), so that nothing a command's check needs is lost:
@@ -52,7 +53,7 @@ namespace expirykit::state::detail {
 /// state/detail/send.hpp lays it out with the transaction state they make (no transaction open
 /// before the first; a MULTI opens one, its EXEC / DISCARD closes it: chunk_end takes whole
 /// blocks); one Sent per command, in order. A MULTI the server refused leaves the commands laid
-/// out after it as queued: Twin::run_chunk checks no step after such a MULTI. Throws like
+/// out after it as queued: Twin::run_chunk records them as outside the model. Throws like
 /// resp::Client::pipeline.
 inline std::vector<Sent> send_chunk(resp::Client& c, Listeners& listeners, uint64_t& seq,
                                     const std::vector<ModelCommand>& mcs) {
@@ -141,7 +142,8 @@ inline std::size_t chunk_end(const std::vector<Argv>& cmds, std::size_t i, const
       return j + 1;  // its keys are re-read right after it
     }
     if (!o.server) continue;
-    const std::vector<Argv> batch = mc.batch ? *mc.batch : std::vector<Argv>{};
+    static const std::vector<Argv> no_batch;
+    const std::vector<Argv>& batch = mc.batch ? *mc.batch : no_batch;
     for (const auto* k : known_issues_for_step(*o.server, a, batch)) {
       if (!k->reproduce.any()) continue;  // a matcher row settles from the step's own observations
       for (const int64_t at : {now_ms, now_ms + 1000}) {

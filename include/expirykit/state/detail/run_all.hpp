@@ -19,7 +19,9 @@
 // A transaction in a run (MULTI, its queued commands, EXEC or DISCARD: chunk_end takes it whole)
 // is checked as run() checks one sent command by command: each queued command's step from the
 // server's QUEUED or refusal (Twin::queued), the EXEC with the batch they made, its window from
-// the MULTI's TIME to the TIME after it. A MULTI the server refuses ends the checking of its run.
+// the MULTI's TIME to the TIME after it. After a MULTI the server refuses (that step fails), the
+// commands of its run that follow were run by the server without a window of their own: they
+// are recorded as outside the model, their keys re-read (Options::adopt_unmodelled).
 #pragma once
 
 #include <algorithm>
@@ -118,7 +120,8 @@ inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool sto
 
   // The transaction before each step (txs[k]) and after the last, as the server's replies make
   // it: what it queued or refused, an EXEC's batch. Steps after a MULTI the server refused were
-  // laid out as queued while the server ran them: they are not checked (the MULTI step fails).
+  // laid out as queued while the server ran them: only the MULTI's is checked (it fails; n ends
+  // there), the rest are recorded after the checks (below).
   std::vector<std::optional<detail::Transaction>> txs{tx_};
   for (std::size_t k = 0; k < n; ++k) {
     std::optional<detail::Transaction> t = txs.back();
@@ -202,6 +205,27 @@ inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool sto
         bad = check_from(first.front().k, 0);
       }
     }
+  }
+  // After a MULTI the server refused, it ran the commands laid out as queued as ordinary ones,
+  // with no TIME window of their own: each is recorded as a command outside the model (as run()
+  // records one), its keys re-read from the server as the run left it, the counters re-based, so
+  // that the steps stay one per command and the model follows the server.
+  if (n < mcs.size() && steps.size() == n) {
+    for (std::size_t k = n; k < mcs.size(); ++k) {
+      Step s;
+      s.argv = mcs[k].argv;
+      s.server = s.model = sents[k].reply;
+      s.before_ms = s.after_ms = sents[n - 1].before_ms;
+      s.unmodelled = "sent after a MULTI the server refused (laid out as queued: no TIME window of its own)";
+      if (opt_.adopt_unmodelled) {
+        adopt_unmodelled(side(), ks_, {mcs[k].argv}, hlen_unknown_, tracking_model_);
+        s.ok = true;
+      }
+      count(s.argv, false);
+      history_.push_back(s);
+      steps.push_back(std::move(s));
+    }
+    if (opt_.adopt_unmodelled && counters_.on()) observe_counters();
   }
   inflight_run_.clear();
   tx_ = txs.back();  // the server's, whichever step checking stopped at

@@ -25,7 +25,7 @@ namespace expirykit::state::detail {
 /// and what the server queued.
 struct Transaction {
   int64_t before_ms = 0;
-  std::vector<Argv> queued;
+  std::vector<Argv> queued;  ///< every command the server queued (with `unmodelled`, some outside the model)
   bool aborted = false;     ///< a command was refused when queued: EXEC answers EXECABORT
   bool unmodelled = false;  ///< a queued command is outside the model: EXEC is adopted
 };
@@ -47,8 +47,12 @@ inline bool queue_in(Transaction& tx, const model::Dialect& d, Step& s) {
   } else {
     s.unmodelled = "queued command outside the model";
     s.model = s.server;
-    if (s.server == Reply::status("QUEUED")) tx.unmodelled = true;
-    else tx.aborted = true;
+    if (s.server == Reply::status("QUEUED")) {
+      tx.unmodelled = true;
+      tx.queued.push_back(argv);  // not run by the model (the EXEC is adopted): its keys are re-read
+    } else {
+      tx.aborted = true;
+    }
   }
   return known;
 }

@@ -42,7 +42,8 @@ class Trial {
         window_(s.after_ms > s.before_ms) {
     // A known issue's settling replays the step from it (known_divergence.hpp), only for a step
     // whose command a row covering the server names: no copy for the others.
-    if (window_ || (o.server && !known_issues_for_step(*o.server, mc.argv, mc.batch ? *mc.batch : std::vector<Argv>{}).empty()))
+    static const std::vector<Argv> no_batch;
+    if (window_ || (o.server && !known_issues_for_step(*o.server, mc.argv, mc.batch ? *mc.batch : no_batch).empty()))
       saved_ = ks;
   }
 
