@@ -440,8 +440,13 @@ class Twin {
     s.unmodelled = e.what();
     s.tracking_diff.clear();
     if (trial.window()) trial.restore();
+    adopt(mc.batch ? *mc.batch : std::vector<Argv>{mc.argv}, s);
+  }
+  /// With Options::adopt_unmodelled: the keys `cmds` (outside the model) name re-read into the
+  /// model (state/adopt.hpp), the counters re-based unless every one leaves the model alone, and
+  /// step `s` ok. Without: nothing, `s` stays failed.
+  void adopt(const std::vector<Argv>& cmds, Step& s) {
     if (!opt_.adopt_unmodelled) return;
-    const std::vector<Argv> cmds = mc.batch ? *mc.batch : std::vector<Argv>{mc.argv};
     adopt_unmodelled(side(), ks_, cmds, hlen_unknown_, tracking_model_);
     if (counters_.on() && (cmds.empty() || !std::all_of(cmds.begin(), cmds.end(), leaves_model_alone)))
       observe_counters();

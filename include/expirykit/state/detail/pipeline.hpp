@@ -115,10 +115,7 @@ inline std::size_t chunk_end(const std::vector<Argv>& cmds, std::size_t i, const
     if (!pipelinable(a, dump_ref)) return j;
     const std::string u = model::upper(a[0]);
     if (tx && !ends_transaction(u)) {  // queued: what EXEC will run (checked at the MULTI)
-      Step queued;
-      queued.argv = a;
-      queued.server = Reply::status("QUEUED");
-      queue_in(*tx, d, queued);
+      queue_into(*tx, d, a, Reply::status("QUEUED"));
       continue;
     }
     if (!tx && j >= i + max_len) return j;

@@ -126,10 +126,7 @@ inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool sto
   for (std::size_t k = 0; k < n; ++k) {
     std::optional<detail::Transaction> t = txs.back();
     if (ls[k] == Layout::queued) {
-      Step q;
-      q.argv = mcs[k].argv;
-      q.server = sents[k].reply;
-      detail::queue_in(*t, d_, q);
+      detail::queue_into(*t, d_, mcs[k].argv, sents[k].reply);
     } else {
       if (ls[k] == Layout::close) detail::plan_batch(mcs[k], t);
       detail::follow_transaction(t, mcs[k].tx, sents[k].opened_transaction, sents[k].before_ms);
@@ -217,15 +214,11 @@ inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool sto
       s.server = s.model = sents[k].reply;
       s.before_ms = s.after_ms = sents[n - 1].before_ms;
       s.unmodelled = "sent after a MULTI the server refused (laid out as queued: no TIME window of its own)";
-      if (opt_.adopt_unmodelled) {
-        adopt_unmodelled(side(), ks_, {mcs[k].argv}, hlen_unknown_, tracking_model_);
-        s.ok = true;
-      }
+      adopt({mcs[k].argv}, s);
       count(s.argv, false);
       history_.push_back(s);
       steps.push_back(std::move(s));
     }
-    if (opt_.adopt_unmodelled && counters_.on()) observe_counters();
   }
   inflight_run_.clear();
   tx_ = txs.back();  // the server's, whichever step checking stopped at

@@ -57,6 +57,14 @@ inline bool queue_in(Transaction& tx, const model::Dialect& d, Step& s) {
   return known;
 }
 
+/// queue_in() for the transaction state alone: `argv` queued in `tx`, the server answering `server`.
+inline void queue_into(Transaction& tx, const model::Dialect& d, const Argv& argv, const Reply& server) {
+  Step s;
+  s.argv = argv;
+  s.server = server;
+  queue_in(tx, d, s);
+}
+
 /// What a command does to the transaction state around it, as Twin::run() sees it.
 struct TransactionControl {
   bool closes = false;      ///< this EXEC / DISCARD ends the twin's open transaction
