@@ -19,6 +19,23 @@
 using namespace expirykit::catch2;
 using expirykit::resp::Argv;
 
+namespace {
+/// The steps of `cmds` on `t`: through run_all() when `pipelined`, else run() one by one.
+std::vector<expirykit::state::Step> steps_of(Twin& t, const std::vector<Argv>& cmds, bool pipelined) {
+  if (pipelined) return t.run_all(cmds);
+  std::vector<expirykit::state::Step> steps;
+  for (const auto& c : cmds) steps.push_back(t.run(c));
+  return steps;
+}
+/// CHECKs that every step agrees (its description as the message).
+void check_all_ok(const std::vector<expirykit::state::Step>& steps) {
+  for (const auto& s : steps) {
+    INFO(s.describe());
+    CHECK(s.ok);
+  }
+}
+}  // namespace
+
 TEST_CASE_METHOD(TwinFixture, "run_all: pipelined runs give run()'s verdicts on generated sequences", "[state][run_all]") {
   auto& t = twin();
   t.observe_events();
@@ -33,21 +50,15 @@ TEST_CASE_METHOD(TwinFixture, "run_all: pipelined runs give run()'s verdicts on 
     for (const bool pipelined : {false, true}) {
       t.flushall();
       t.observe_counters();
-      std::vector<expirykit::state::Step> steps;
-      if (pipelined) {
-        steps = t.run_all(cmds);
-      } else {
-        for (const auto& c : cmds) steps.push_back(t.run(c));
-      }
+      const auto steps = steps_of(t, cmds, pipelined);
       CAPTURE(i, pipelined, t.script());
       REQUIRE(steps.size() == cmds.size());
-      for (const auto& s : steps) {
-        INFO(s.describe());
-        CHECK(s.ok);
-      }
-      CHECK(t.compare_background_events().empty());
-      CHECK(t.compare_state().empty());
-      CHECK(t.compare_counters().empty());
+      check_all_ok(steps);
+      const auto background = t.compare_background_events(), state = t.compare_state(), counters = t.compare_counters();
+      INFO(ekcheck::lines(background) << ekcheck::lines(state) << ekcheck::lines(counters));
+      CHECK(background.empty());
+      CHECK(state.empty());
+      CHECK(counters.empty());
     }
   }
   const auto& rs = t.run_stats();
@@ -132,20 +143,14 @@ TEST_CASE_METHOD(TwinFixture, "run_all: a transaction travels whole in a run, wi
     t.flushall();
     t.observe_counters();
     const auto before = t.run_stats();
-    std::vector<expirykit::state::Step> steps;
+    const auto steps = steps_of(t, cmds, pipelined);
     if (pipelined) {
-      steps = t.run_all(cmds);
       CHECK(t.run_stats().runs - before.runs == 1);
       CHECK(t.run_stats().alone == before.alone);
-    } else {
-      for (const auto& c : cmds) steps.push_back(t.run(c));
     }
     CAPTURE(pipelined, t.script());
     REQUIRE(steps.size() == cmds.size());
-    for (const auto& s : steps) {
-      INFO(s.describe());
-      CHECK(s.ok);
-    }
+    check_all_ok(steps);
     CHECK_FALSE(t.in_transaction());
     CHECK(t.compare_state().empty());
     CHECK(t.compare_counters().empty());
@@ -169,10 +174,7 @@ TEST_CASE_METHOD(TwinFixture, "run_all: a transaction whose EXEC is missing goes
   const auto before = t.run_stats();
   const auto steps = t.run_all({{"HSET", "h", "a", "1"}, {"MULTI"}, {"HGET", "h", "a"}, {"HLEN", "h"}});
   REQUIRE(steps.size() == 4);
-  for (const auto& s : steps) {
-    INFO(s.describe());
-    CHECK(s.ok);
-  }
+  check_all_ok(steps);
   CHECK(steps[3].server == Reply::status("QUEUED"));
   CHECK(t.in_transaction());
   CHECK(t.run_stats().alone - before.alone == 4);  // a run ends before the MULTI: HSET goes alone too
@@ -238,18 +240,10 @@ TEST_CASE_METHOD(TwinFixture, "run_all: a transaction with a command outside the
     t.observe_counters();
     const std::vector<Argv> cmds = {
         {"SET", "k", "v", "PX", "1"}, {"DEBUG", "SLEEP", "0.005"}, {"MULTI"}, {"STRLEN", "k"}, {"EXEC"}, {"EXISTS", "k"}};
-    std::vector<expirykit::state::Step> steps;
-    if (pipelined) {
-      steps = t.run_all(cmds);
-    } else {
-      for (const auto& a : cmds) steps.push_back(t.run(a));
-    }
+    const auto steps = steps_of(t, cmds, pipelined);
     CAPTURE(pipelined, t.script());
     REQUIRE(steps.size() == cmds.size());
-    for (const auto& s : steps) {
-      INFO(s.describe());
-      CHECK(s.ok);
-    }
+    check_all_ok(steps);
     CHECK_FALSE(steps[4].unmodelled.empty());
     CHECK(steps[5].server == Reply::integer(0));
     const auto counters = t.compare_counters();

@@ -18,13 +18,29 @@
 using expirykit::catch2::TwinFixture;
 using expirykit::resp::Reply;
 
-TEST_CASE_METHOD(TwinFixture, "Timed paths: HPERSIST and HGETEX PERSIST keep a field past its old deadline",
+namespace {
+/// The twin observing events and counters, active expiry paused; check_and_resume() at the end.
+struct TimedPath : TwinFixture {
+  expirykit::state::Twin& paused_twin() {
+    require_field_ttl();
+    auto& t = twin();
+    observe_events();
+    observe_counters();
+    REQUIRE(t.set_active_expire(false) == Reply::ok());
+    return t;
+  }
+  /// Counters and the whole state against the model, then active expiry on again.
+  void check_and_resume() {
+    check_counters();
+    check_same_state();
+    REQUIRE(twin().set_active_expire(true) == Reply::ok());
+  }
+};
+}  // namespace
+
+TEST_CASE_METHOD(TimedPath, "Timed paths: HPERSIST and HGETEX PERSIST keep a field past its old deadline",
                  "[semantics][timed]") {
-  require_field_ttl();
-  auto& t = twin();
-  observe_events();
-  observe_counters();
-  REQUIRE(t.set_active_expire(false) == Reply::ok());
+  auto& t = paused_twin();
   REQUIRE(both("HSET h a 1 b 2 c 3") == Reply::integer(3));
   // 2 s: the HPERSIST and HGETEX after it must come first, however slow the round trips.
   REQUIRE(both("HPEXPIRE h 2000 FIELDS 3 a b c") == Reply::ints({1, 1, 1}));
@@ -36,17 +52,11 @@ TEST_CASE_METHOD(TwinFixture, "Timed paths: HPERSIST and HGETEX PERSIST keep a f
   CHECK(both("HGET h a") == Reply::string("1"));
   CHECK(both("HGET h b").is_nil());
   CHECK(both("HLEN h").is_integer());
-  check_counters();
-  check_same_state();
-  REQUIRE(t.set_active_expire(true) == Reply::ok());
+  check_and_resume();
 }
 
-TEST_CASE_METHOD(TwinFixture, "Timed paths: a key TTL and field TTLs due at the same millisecond", "[semantics][timed]") {
-  require_field_ttl();
-  auto& t = twin();
-  observe_events();
-  observe_counters();
-  REQUIRE(t.set_active_expire(false) == Reply::ok());
+TEST_CASE_METHOD(TimedPath, "Timed paths: a key TTL and field TTLs due at the same millisecond", "[semantics][timed]") {
+  auto& t = paused_twin();
   REQUIRE(both("HSET h a 1 b 2") == Reply::integer(2));
   REQUIRE(both("HSET g a 1 b 2") == Reply::integer(2));
   const std::string at = std::to_string(t.server_time() + 2000);  // after the four commands that set it
@@ -59,18 +69,12 @@ TEST_CASE_METHOD(TwinFixture, "Timed paths: a key TTL and field TTLs due at the 
   CHECK(both("EXISTS h") == Reply::integer(0));
   CHECK(both("HLEN g") == Reply::integer(0));
   CHECK(both("EXISTS g") == Reply::integer(0));
-  check_counters();
-  check_same_state();
-  REQUIRE(t.set_active_expire(true) == Reply::ok());
+  check_and_resume();
 }
 
-TEST_CASE_METHOD(TwinFixture, "Timed paths: a 1 ms field TTL set inside MULTI is still there for the rest of the EXEC",
+TEST_CASE_METHOD(TimedPath, "Timed paths: a 1 ms field TTL set inside MULTI is still there for the rest of the EXEC",
                  "[semantics][timed]") {
-  require_field_ttl();
-  auto& t = twin();
-  observe_events();
-  observe_counters();
-  REQUIRE(t.set_active_expire(false) == Reply::ok());
+  auto& t = paused_twin();
   REQUIRE(both("HSET h a 1 b 2") == Reply::integer(2));
   REQUIRE(both("MULTI") == Reply::ok());
   both("HPEXPIRE h 1 FIELDS 1 a");
@@ -83,7 +87,5 @@ TEST_CASE_METHOD(TwinFixture, "Timed paths: a 1 ms field TTL set inside MULTI is
   t.wait_until_past(t.history().back().after_ms + 1, 5);
   CHECK(both("HGET h a").is_nil());
   CHECK(both("HTTL h FIELDS 2 a b") == Reply::ints({-2, -1}));
-  check_counters();
-  check_same_state();
-  REQUIRE(t.set_active_expire(true) == Reply::ok());
+  check_and_resume();
 }
