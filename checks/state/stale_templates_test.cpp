@@ -56,8 +56,11 @@ TEST_CASE_METHOD(TwinFixture, "Making stale templates is outside a checked seque
                                {"RESTORE", "h3", "0", "@stale:b,d"},
                                {"HGETALL", "h3"},
                                {"HLEN", "h3"},
-                               {"HSETNX", "h1", "a", "x"},
-                               {"DEBUG", "SET-ACTIVE-EXPIRE", "1"}};
+                               {"HSETNX", "h1", "a", "x"}};
+  // Active expiry stays off until the state is compared: switched on inside the sequence, it
+  // reclaims h2's and h3's fields whenever its cycle comes, before or after the comparison (seen
+  // in CI on a loaded machine: "h2: HLEN server 1, model 5" and hexpired events the model does
+  // not expect).
   for (const bool pipelined : {true, false}) {
     CAPTURE(pipelined);
     expirykit::property::SequenceOptions o;
@@ -65,6 +68,7 @@ TEST_CASE_METHOD(TwinFixture, "Making stale templates is outside a checked seque
     const auto r = expirykit::property::run_sequence(t, cmds, o);
     INFO(r.report);
     CHECK(r.ok);
+    t.set_active_expire(true);
   }
 }
 
