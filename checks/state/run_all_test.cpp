@@ -13,6 +13,7 @@
 #include <expirykit/catch2/twin_fixture.hpp>
 #include <expirykit/fault/proxy.hpp>
 #include <expirykit/gen/commands.hpp>
+#include <expirykit/property/sequence.hpp>
 
 #include "../common/text.hpp"
 
@@ -118,8 +119,7 @@ TEST_CASE_METHOD(TwinFixture, "run_all: a planted model bug fails the step run()
 
 TEST_CASE_METHOD(TwinFixture, "run_all: a transaction travels whole in a run, with run()'s steps", "[state][run_all]") {
   // MULTI, its queued commands (one refused for its arity in the second block: EXECABORT) and
-  // EXEC or DISCARD, between ordinary commands: three runs (one ends after each EXEC), none sent
-  // alone, the same steps as run() gives.
+  // EXEC or DISCARD, between ordinary commands: one run, the same steps as run() gives.
   const std::vector<Argv> cmds = {{"HSET", "h", "a", "1", "b", "2"},
                                   {"MULTI"},
                                   {"HPEXPIRE", "h", "100000", "FIELDS", "1", "a"},
@@ -146,7 +146,7 @@ TEST_CASE_METHOD(TwinFixture, "run_all: a transaction travels whole in a run, wi
     const auto before = t.run_stats();
     const auto steps = steps_of(t, cmds, pipelined);
     if (pipelined) {
-      CHECK(t.run_stats().runs - before.runs == 3);  // a run ends after each EXEC
+      CHECK(t.run_stats().runs - before.runs == 1);
       CHECK(t.run_stats().alone == before.alone);
     }
     CAPTURE(pipelined, t.script());
@@ -213,16 +213,12 @@ TEST_CASE_METHOD(TwinFixture, "run_all: after a MULTI the server refuses, the re
   CHECK(steps[0].ok);
   CHECK_FALSE(steps[1].ok);
   CHECK(steps[1].server == Reply::status("PONG"));
-  for (std::size_t i = 2; i < 4; ++i) {  // the rest of that run, to its EXEC
+  for (std::size_t i = 2; i < steps.size(); ++i) {
     INFO(steps[i].describe());
     CHECK(steps[i].ok);
     CHECK_FALSE(steps[i].unmodelled.empty());
   }
   CHECK(steps[2].server == Reply::integer(1));  // run, not queued
-  // The run ended at the EXEC; HGET went in the next one, checked against the re-read model.
-  INFO(steps[4].describe());
-  CHECK(steps[4].ok);
-  CHECK(steps[4].unmodelled.empty());
   CHECK(steps[4].server == Reply::string("2"));
   CHECK_FALSE(t.in_transaction());
   CHECK(t.sent().size() == cmds.size());
@@ -257,4 +253,30 @@ TEST_CASE_METHOD(TwinFixture, "run_all: a transaction with a command outside the
     CHECK(t.compare_state().empty());
   }
   client()("DEBUG", "SET-ACTIVE-EXPIRE", "1");
+}
+
+TEST_CASE_METHOD(TwinFixture, "run_all: where a run ends is decided at the server's time, not at the last the twin read",
+                 "[state][run_all]") {
+  // The twin reads the server's time (DEL), then the new stale template's wait (a few ms) lets d
+  // expire. Decided at the time read before that wait, d is live, HGETEX refreshes its TTL, the
+  // COPY has nothing a known issue could change (on Valkey 9.1.2 COPY leaves logically expired
+  // fields out: valkey-copy-skips-expired-fields), and the run went on past it: the COPY's
+  // known issue, read back after the HGETEX on h2, matched neither side and the model kept the
+  // expired field ("HLEN h2: server 1, model 2"). Found by the main property (valkey-9.1,
+  // RC_PARAMS="seed=14775170713574078170").
+  auto& t = twin();
+  t.run(Argv{"DEL", "x"});
+  const std::vector<Argv> cmds{{"DEBUG", "SET-ACTIVE-EXPIRE", "0"},
+                               {"RESTORE", "h1", "0", "@stale:d"},
+                               {"HSET", "h1", "b", "1"},
+                               {"HGETEX", "h1", "EX", "100", "FIELDS", "1", "d"},
+                               {"COPY", "h1", "h2", "REPLACE"},
+                               {"HGETEX", "h2", "PX", "100000", "FIELDS", "1", "b"},
+                               {"HLEN", "h2"}};
+  expirykit::property::SequenceOptions o;
+  o.pipelined = true;
+  const auto r = expirykit::property::run_sequence(t, cmds, o);
+  INFO(r.report);
+  CHECK(r.ok);
+  t.set_active_expire(true);
 }

@@ -9,9 +9,10 @@
 // per command by its markers, as when the commands go one by one.
 //
 // chunk_end() decides where a run ends, from a speculative copy of the model (the commands applied
-// in order at the last server time known), so that nothing a command's check needs is lost:
+// in order at the server's time as the twin estimates it: Twin::server_time_estimate, never later
+// than the server's now), so that nothing a command's check needs is lost:
 //  - a run holds a transaction whole (MULTI, its queued commands, the EXEC or DISCARD closing it)
-//    or not at all, and ends right after an EXEC (its deadlines read back, as run() does): a run may exceed max_len by the transaction it starts with, and a MULTI
+//    or not at all: a run may exceed max_len by the transaction it starts with, and a MULTI
 //    whose close is not in the sequence goes alone (run() then queues the rest one by one);
 //  - a run never holds what must be decided before it is sent: WATCH / UNWATCH,
 //    `RESTORE ... @dump:` (its payload is read first), a command a crash row says would kill
@@ -98,7 +99,7 @@ inline std::optional<std::size_t> transaction_close(const std::vector<Argv>& cmd
 /// Where a pipelined run of `cmds` that starts at `i` ends (exclusive): i when cmds[i] must go
 /// alone, else at most i + max_len, or the end of a transaction that starts at i (see the file
 /// comment). `ks` is the twin's model now (no transaction open), `d` its dialect, `o` its options
-/// (the server under test and the crash servers), `now_ms` the last server time known (Unix ms),
+/// (the server under test and the crash servers), `now_ms` the server's time now, or earlier (Unix ms),
 /// `counters` whether the INFO counters are observed.
 inline std::size_t chunk_end(const std::vector<Argv>& cmds, std::size_t i, const model::Keyspace& ks,
                              const model::Dialect& d, const TwinOptions& o, int64_t now_ms, bool counters,
@@ -138,11 +139,6 @@ inline std::size_t chunk_end(const std::vector<Argv>& cmds, std::size_t i, const
       if (leaves_model_alone(a)) continue;
       return j + 1;  // its keys are re-read right after it
     }
-    // An EXEC ends its run, so that its check reads back the deadlines its batch set, as run()'s
-    // does. With EXEC inside a run the main property failed on valkey-9.1 (RC_PARAMS=
-    // "seed=14775170713574078170": a later COPY's known issue left unsettled, "h2: HLEN server 3,
-    // model 4"); it passes with this. The mechanism is not pinned down (bench/RESULTS.md 9.2).
-    if (mc.tx.closes && mc.name == "EXEC") return j + 1;
     if (!o.server) continue;
     static const std::vector<Argv> no_batch;
     const std::vector<Argv>& batch = mc.batch ? *mc.batch : no_batch;

@@ -79,8 +79,8 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
   for (std::size_t i = 0; i < cmds.size();) {
     std::size_t end = i;
     if (!tx_) {
-      if (last_server_ms_ == 0) last_server_ms_ = server_time();
-      end = detail::chunk_end(cmds, i, ks_, d_, opt_, last_server_ms_, counters_.on(), dump_ref, std::max<std::size_t>(max_run, 1));
+      end = detail::chunk_end(cmds, i, ks_, d_, opt_, server_time_estimate(), counters_.on(), dump_ref,
+                              std::max<std::size_t>(max_run, 1));
     }
     if (end <= i + 1) {
       ++run_stats_.alone;
