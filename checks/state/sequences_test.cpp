@@ -115,3 +115,21 @@ TEST_CASE("keys_of: the keys a failure report shows the model state of; none for
   CHECK(keys_of({"DEBUG", "SLEEP", "0.002"}).empty());
   CHECK(keys_of({"SWAPDB", "0", "1"}).empty());
 }
+
+TEST_CASE_METHOD(TwinFixture, "Report: a random reply's model line says it allows a draw; a step outside the model says why",
+                 "[state][harness]") {
+  auto& t = twin();
+  both("HSET h a 1 b 2");
+  const auto drawn = t.run("HRANDFIELD h 1");
+  CHECK(drawn.ok);
+  t.run("STRLEN x");  // outside the model
+  const std::string script = t.script();
+  INFO(script);
+  // The model's reply to HRANDFIELD holds the live fields an allowed reply is drawn from: the
+  // script must not show it as the one reply the model expects.
+  CHECK(script.find("HRANDFIELD h 1\n#   server: [") != std::string::npos);
+  CHECK(script.find("\n#   model:  any reply drawn from [") != std::string::npos);
+  CHECK(drawn.describe().find("model:  any reply drawn from ") != std::string::npos);
+  CHECK(script.find("STRLEN x\n#   server: (integer) 0\n#   model:  (unmodelled: ") != std::string::npos);
+  CHECK(script.find("<-- MISMATCH") == std::string::npos);
+}

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include <expirykit/process/replica_set.hpp>
+#include <expirykit/state/history.hpp>
 #include <expirykit/state/replica_triggers.hpp>
 #include <expirykit/server/identity.hpp>
 #include <expirykit/known_issues/table.hpp>
@@ -137,9 +138,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
   std::string failure;        // first stage that differed, with its differences
   std::set<std::string> involved;
   auto emit_step = [&](const Step& s) {
-    script << resp::cli_line(s.argv) << "\n#   server: " << Twin::oneline(s.server) << "\n#   model:  "
-           << (s.unmodelled.empty() ? Twin::oneline(s.model) : "(unmodelled: " + s.unmodelled + ")")
-           << (s.ok ? "" : "   <-- MISMATCH") << "\n";
+    script << state::script_entry(s);
   };
   auto stage = [&](const std::string& what, const std::vector<std::string>& diffs) {
     script << "# compared " << what << (diffs.empty() ? ": same\n" : ": DIFFERENT <--\n");

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <expirykit/state/history.hpp>
 #include <expirykit/state/twin.hpp>
 
 namespace expirykit::property {
@@ -68,8 +69,7 @@ inline std::vector<std::string> keys_of(const Argv& a) {
 /// A failed step on one line: `<command> -> server <reply>, model <reply>`, or the events /
 /// tracking difference when the replies agree.
 inline std::string step_summary(const Step& s) {
-  std::string out = resp::cli_line(s.argv) + " -> server " + Twin::oneline(s.server) + ", model " +
-                    (s.unmodelled.empty() ? Twin::oneline(s.model) : "(unmodelled: " + s.unmodelled + ")");
+  std::string out = resp::cli_line(s.argv) + " -> server " + Twin::oneline(s.server) + ", model " + state::model_line(s);
   if (s.server_events && !s.events_diff.empty()) out += "; events differ: " + s.events_diff;
   if (s.server_invalidations && !s.tracking_diff.empty()) out += "; tracking differs: " + s.tracking_diff;
   return out;
@@ -127,9 +127,7 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
   const auto& h = twin.history();
   for (std::size_t i = first; i < h.size(); ++i) {
     const auto& s = h[i];
-    os << resp::cli_line(s.argv) << "\n#   server: " << Twin::oneline(s.server) << "\n#   model:  "
-       << (s.unmodelled.empty() ? Twin::oneline(s.model) : "(unmodelled: " + s.unmodelled + ")")
-       << (s.ok ? "" : "   <-- MISMATCH") << "\n";
+    os << state::script_entry(s);
     if (s.server_events && !s.events_diff.empty())
       os << "#   events: " << s.events_diff << "\n";
   }

@@ -39,6 +39,7 @@
 #include <expirykit/cluster/slot.hpp>
 #include <expirykit/model/batch.hpp>
 #include <expirykit/known_issues/table.hpp>
+#include <expirykit/state/history.hpp>
 #include <expirykit/state/replica_triggers.hpp>
 #include <expirykit/state/twin.hpp>
 
@@ -299,9 +300,7 @@ inline std::string cluster_script(ClusterTwin& twin, const std::set<std::string>
       os << "# " << s.argv.front() << "\n";
       continue;
     }
-    os << resp::cli_line(s.argv) << "\n#   on " << node << "\n#   server: " << Twin::oneline(s.server)
-       << "\n#   model:  " << (s.unmodelled.empty() ? Twin::oneline(s.model) : "(unmodelled: " + s.unmodelled + ")")
-       << (s.ok ? "" : "   <-- MISMATCH") << "\n";
+    os << script_entry(s, node);
   }
   const int64_t now = twin.twin().server_time();
   os << "model state of the keys involved (at server time " << now << "):\n";

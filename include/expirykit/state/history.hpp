@@ -31,15 +31,29 @@ inline std::string coverage_table(const std::map<std::string, CommandCoverage>& 
   return os.str();
 }
 
-/// `history` as a replayable script: each command on a line (resp::cli_line), then
-/// "#   server: ..." and "#   model:  ..." ("<-- MISMATCH" after a failed step).
+/// The model's side of step `s` on one line, as the scripts show it: "(unmodelled: <why>)" for
+/// a command outside the model; "any reply drawn from [...]" for a random reply
+/// (Step::model_reply_is_candidates: HRANDFIELD, HSCAN); else the model's reply (oneline).
+inline std::string model_line(const Step& s) {
+  if (!s.unmodelled.empty()) return "(unmodelled: " + s.unmodelled + ")";
+  if (s.model_reply_is_candidates()) return "any reply drawn from " + oneline(s.model);
+  return oneline(s.model);
+}
+
+/// Step `s` as lines of a replayable script: the command (resp::cli_line), "#   on <node>" when
+/// `node` is given, "#   server: ..." and "#   model:  ..." (model_line), the last followed by
+/// "   <-- MISMATCH" when the step failed.
+inline std::string script_entry(const Step& s, const std::string& node = {}) {
+  std::string out = resp::cli_line(s.argv) + "\n";
+  if (!node.empty()) out += "#   on " + node + "\n";
+  return out + "#   server: " + oneline(s.server) + "\n#   model:  " + model_line(s) + (s.ok ? "" : "   <-- MISMATCH") + "\n";
+}
+
+/// `history` as a replayable script: script_entry() of each step.
 inline std::string script(const std::vector<Step>& history) {
-  std::ostringstream os;
-  for (const auto& s : history) {
-    os << resp::cli_line(s.argv) << "\n#   server: " << oneline(s.server) << "\n#   model:  "
-       << (s.unmodelled.empty() ? oneline(s.model) : "(unmodelled)") << (s.ok ? "" : "   <-- MISMATCH") << "\n";
-  }
-  return os.str();
+  std::string out;
+  for (const auto& s : history) out += script_entry(s);
+  return out;
 }
 
 }  // namespace expirykit::state

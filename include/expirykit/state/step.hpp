@@ -42,11 +42,23 @@ struct Step {
   /// defect would have shown: the fix is to be recorded (state/known_divergence.hpp).
   std::string fixed_issue;
 
+  /// Whether `model` stands for every reply the server may draw at random, not for one: for
+  /// HRANDFIELD and HSCAN it holds the live fields and values an allowed reply is drawn from
+  /// (model::allowed_random_reply, model/canonical.hpp). An error reply is one reply.
+  bool model_reply_is_candidates() const {
+    if (argv.empty() || model.is_error() || !unmodelled.empty()) return false;
+    std::string u = argv[0];
+    for (auto& c : u) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+    return u == "HRANDFIELD" || u == "HSCAN";
+  }
+
   /// Multi-line report: the command as a valkey-cli line, both replies.
   std::string describe() const {
     std::ostringstream os;
-    os << resp::cli_line(argv) << "\n  server: " << indent(server.to_string())
-       << "\n  model:  " << (unmodelled.empty() ? indent(model.to_string()) : "(unmodelled: " + unmodelled + ")")
+    os << resp::cli_line(argv) << "\n  server: " << indent(server.to_string()) << "\n  model:  "
+       << (!unmodelled.empty()               ? "(unmodelled: " + unmodelled + ")"
+           : model_reply_is_candidates() ? "any reply drawn from " + indent(model.to_string())
+                                         : indent(model.to_string()))
        << "\n  at server time [" << before_ms << ", " << after_ms << "] ms";
     if (!known_issue.empty() && events_diff.empty())
       os << "\n  KNOWN ISSUE " << known_issue << " (known_issues/table.hpp): the model replayed its defect";
