@@ -123,6 +123,10 @@ TEST_CASE_METHOD(TwinFixture, "Report: a random reply's model line says it allow
   const auto drawn = t.run("HRANDFIELD h 1");
   CHECK(drawn.ok);
   t.run("STRLEN x");  // outside the model
+  t.run("HRANDFIELD nokey");  // nil: one reply
+  t.run("MULTI");
+  t.run("HRANDFIELD h 1");  // QUEUED: one reply
+  t.run("EXEC");
   const std::string script = t.script();
   INFO(script);
   // The model's reply to HRANDFIELD holds the live fields an allowed reply is drawn from: the
@@ -131,5 +135,7 @@ TEST_CASE_METHOD(TwinFixture, "Report: a random reply's model line says it allow
   CHECK(script.find("\n#   model:  any reply drawn from [") != std::string::npos);
   CHECK(drawn.describe().find("model:  any reply drawn from ") != std::string::npos);
   CHECK(script.find("STRLEN x\n#   server: (integer) 0\n#   model:  (unmodelled: ") != std::string::npos);
+  CHECK(script.find("HRANDFIELD nokey\n#   server: (nil)\n#   model:  (nil)\n") != std::string::npos);
+  CHECK(script.find("HRANDFIELD h 1\n#   server: QUEUED\n#   model:  QUEUED\n") != std::string::npos);
   CHECK(script.find("<-- MISMATCH") == std::string::npos);
 }

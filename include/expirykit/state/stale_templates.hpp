@@ -79,6 +79,10 @@ class StaleTemplates {
     return out;
   }
 
+  /// The server time (Unix ms) the last wait for new templates reached: a time the server's
+  /// clock was past when prepare() or resolve() returned; 0 before any was made.
+  int64_t waited_until_ms() const { return waited_until_ms_; }
+
   /// Makes, in one round trip and one wait, the templates the `@stale:` references of `cmds`
   /// name that `side`'s server has none of yet.
   void prepare(resp::Client& side, const std::vector<resp::Argv>& cmds) {
@@ -147,7 +151,7 @@ class StaleTemplates {
         out[key(side, ref)] = Made{dump.str(), stale_entry(fields, ms)};
       }
       if (!all_there) continue;
-      server::wait_until_past(side, latest, 1, std::chrono::seconds(10));
+      waited_until_ms_ = server::wait_until_past(side, latest, 1, std::chrono::seconds(10));
       made_.insert(out.begin(), out.end());
       return;
     }
@@ -156,6 +160,7 @@ class StaleTemplates {
   }
 
   std::map<std::string, Made> made_;
+  int64_t waited_until_ms_ = 0;
 };
 
 }  // namespace expirykit::state

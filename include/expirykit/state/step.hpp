@@ -43,10 +43,12 @@ struct Step {
   std::string fixed_issue;
 
   /// Whether `model` stands for every reply the server may draw at random, not for one: for
-  /// HRANDFIELD and HSCAN it holds the live fields and values an allowed reply is drawn from
-  /// (model::allowed_random_reply, model/canonical.hpp). An error reply is one reply.
+  /// HRANDFIELD and HSCAN an array reply holds the live fields and values an allowed reply is
+  /// drawn from (model::allowed_random_reply, model/canonical.hpp). Any other reply (an error,
+  /// nil, QUEUED, a step not sent) is one reply. Inside an EXEC's or a script's reply the
+  /// elements of such commands are candidates too, shown as they are.
   bool model_reply_is_candidates() const {
-    if (argv.empty() || model.is_error() || !unmodelled.empty()) return false;
+    if (argv.empty() || !model.is_array() || !unmodelled.empty()) return false;
     std::string u = argv[0];
     for (auto& c : u) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
     return u == "HRANDFIELD" || u == "HSCAN";

@@ -169,6 +169,7 @@ class Twin {
     if (tx_) throw std::logic_error("Twin::use_connection inside MULTI: the transaction lives on " + c_->address());
     if (listeners_.any())
       throw std::logic_error("Twin::use_connection while observing events or tracking on " + c_->address());
+    if (c.address() != c_->address()) clock_origin_us_.reset();  // another server, maybe another clock
     c_ = &c;
   }
   model::Keyspace& model() { return ks_; }
@@ -236,6 +237,7 @@ class Twin {
     detail::plan_batch(mc, tx_);  // one command, an EXEC's queued commands or the sequence script's
     if (mc.in_script && mc.name == "FCALL") load_sequence_function();
     detail::Sent sent = detail::send_command(*c_, listeners_, ++marker_seq_, mc, tx_);  // the server's side
+    saw_server_time(sent.after_ms);
     detail::follow_transaction(tx_, mc.tx, sent.opened_transaction, sent.before_ms);
     return check(mc, std::move(sent));  // the model's side
   }
@@ -277,7 +279,10 @@ class Twin {
   /// commands of `cmds` name, as run() would on first use, but all in one round trip: call it
   /// before flushall() and observe_counters() (property::run_sequence does) so that making them
   /// (database 9, read-back connection) falls outside what a sequence is checked on.
-  void prepare_stale_templates(const std::vector<Argv>& cmds) { stale_.prepare(side(), cmds); }
+  void prepare_stale_templates(const std::vector<Argv>& cmds) {
+    stale_.prepare(side(), cmds);
+    saw_server_time(stale_.waited_until_ms());
+  }
 
   /// The read-back connection (same server, opened on first use): its reads never register
   /// keys for the tracked connection nor change what a test observes on it. Tests polling the
@@ -354,27 +359,30 @@ class Twin {
     return out;
   }
 
-  /// Records `ms` (Unix ms), a server time just read, as the latest seen if it is; returns it.
+  /// Records `ms` (Unix ms), a server time read on this server before now, for
+  /// server_time_estimate(); returns it. A time recorded late only weakens the estimate.
   int64_t saw_server_time(int64_t ms) {
-    if (ms >= last_server_ms_) {
-      last_server_ms_ = ms;
-      last_server_seen_ = std::chrono::steady_clock::now();
-    }
+    if (ms <= 0) return ms;  // none read
+    const int64_t origin = ms * 1000 - steady_us();
+    if (!clock_origin_us_ || origin > *clock_origin_us_) clock_origin_us_ = origin;
     return ms;
   }
-  /// The server time (Unix ms) no later than the server's now, without a round trip: the latest
-  /// server time seen plus the time this machine's steady clock counted since (TIME on first
-  /// use). run_all's speculation (state/detail/pipeline.hpp: chunk_end) runs the model there: a
-  /// time seen before a wait (a stale template's, state/stale_templates.hpp, or the caller's own
-  /// sleep) would have it take logically expired fields for live ones and let a run go on past a
-  /// command whose known issue is settled from the state read right after it (main property,
-  /// valkey-9.1, RC_PARAMS="seed=14775170713574078170": a COPY of a hash whose field had expired
-  /// during the template's wait, then HGETEX on the copy in the same run; "h2: HLEN server 3,
-  /// model 4").
+  /// The server's time now (Unix ms) without a round trip, never later than its TIME would say
+  /// (given one host clock): the latest of the server times read, each moved on by what this
+  /// machine's steady clock counted since it was read (TIME when none was). run_all's
+  /// speculation (state/detail/pipeline.hpp: chunk_end) runs the model there. At a time read
+  /// before a wait (a stale template's, state/stale_templates.hpp, or the caller's own sleep) it
+  /// took logically expired fields for live ones and let a run go on past a command whose known
+  /// issue is settled from the state read right after it (main property, valkey-9.1,
+  /// RC_PARAMS="seed=14775170713574078170": a COPY of a hash whose field had expired during the
+  /// template's wait, then HGETEX on the copy in the same run; "h2: HLEN server 3, model 4").
   int64_t server_time_estimate() {
-    if (last_server_ms_ == 0) return server_time();
-    const auto since = std::chrono::steady_clock::now() - last_server_seen_;
-    return last_server_ms_ + std::chrono::duration_cast<std::chrono::milliseconds>(since).count();
+    if (!clock_origin_us_) return server_time();
+    return (*clock_origin_us_ + steady_us()) / 1000;
+  }
+  static int64_t steady_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
 
   /// Clears the command of the run() under way (sent()) when run() returns, not when it throws.
@@ -523,8 +531,10 @@ class Twin {
   std::optional<Argv> inflight_;  // the command of the run() under way (sent())
   std::vector<Argv> inflight_run_;  // the commands of the run_all() run under way (sent())
   std::size_t run_history_start_ = 0;  ///< history_.size() when that run started
-  int64_t last_server_ms_ = 0;      ///< the latest server time a step saw (Unix ms)
-  std::chrono::steady_clock::time_point last_server_seen_{};  ///< when it was seen, on this machine's clock
+  /// Server time minus this machine's steady clock (µs), the largest of those read on the
+  /// server the twin points at (saw_server_time); none before the first read or after
+  /// use_connection() moved the twin to another server.
+  std::optional<int64_t> clock_origin_us_;
   RunStats run_stats_;
   bool limits_read_ = false;
   detail::Listeners listeners_;  ///< keyspace notifications and tracking invalidations (observe_*)

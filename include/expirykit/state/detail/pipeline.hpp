@@ -16,8 +16,8 @@
 //    whose close is not in the sequence goes alone (run() then queues the rest one by one);
 //  - a run never holds what must be decided before it is sent: WATCH / UNWATCH,
 //    `RESTORE ... @dump:` (its payload is read first), a command a crash row says would kill
-//    the server on the model state before it (looked at with the speculative state at the last
-//    known server time and one second later; a queued command, on the state before its MULTI);
+//    the server on the model state before it (looked at with the speculative state at the
+//    estimated time and one second later; a queued command, on the state before its MULTI);
 //  - a run ends right after a command whose check reads the server as it is right after the
 //    command: a command outside the model (its keys are re-read, the counters re-based; not
 //    one that leaves the model alone, state/adopt.hpp: DEBUG SET-ACTIVE-EXPIRE), and a
@@ -26,7 +26,10 @@
 // What is left is a deadline a relative TTL set at the server's own millisecond: when that
 // command's window spans more than one millisecond and it is not the last of the run, its
 // deadlines cannot be read back right after it (state/detail/observe_deadlines.hpp); run_all
-// resolves it from the run's later observations and the state after the run instead.
+// resolves it from the run's later observations and the state after the run instead. The
+// speculation also applies every command of a run at the one estimated time: a field given a TTL
+// of a few ms earlier in the same run (the main property's sleep set-up: 1-3 ms, then DEBUG
+// SLEEP, which ends the run) may expire on the server before a later command of that run.
 #pragma once
 
 #include <algorithm>

@@ -74,6 +74,7 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
       }
       resolved[i] = stale_.resolve(side(), ks_, cmds_in[i]);
     }
+  if (!resolved.empty()) saw_server_time(stale_.waited_until_ms());  // a new template's wait moved the clock on
   const std::vector<Argv>& cmds = resolved.empty() ? cmds_in : resolved;
   std::vector<Step> out;
   for (std::size_t i = 0; i < cmds.size();) {
@@ -114,6 +115,7 @@ inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool sto
   inflight_run_ = cmds;
   run_history_start_ = history_.size();
   const std::vector<detail::Sent> sents = detail::send_chunk(*c_, listeners_, marker_seq_, mcs);
+  for (const auto& sent : sents) saw_server_time(sent.after_ms);
   std::size_t n = mcs.size();
   ++run_stats_.runs;
   run_stats_.run_commands += n;
