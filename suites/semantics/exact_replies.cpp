@@ -35,6 +35,30 @@ TEST_CASE_METHOD(TwinFixture, "Exact replies: a numfields that does not match th
   CHECK(both("HTTL h FIELDS 2 a b") == Reply::ints({-1, -1}));  // nothing was changed
 }
 
+TEST_CASE_METHOD(TwinFixture, "Exact replies: FIELDS as the last argument, per command and flag form",
+                 "[semantics][exact]") {
+  // The random sequences draw a FIELDS block without its count or fields about once in a million
+  // commands. Each form is an error on every server (the arity error, or on Valkey 9.1.2 HGETEX
+  // with a TTL flag the numfields error: live, 2026-12-05), the model's text, and changes nothing.
+  require_field_ttl();
+  REQUIRE(both("HSET h a 1 b 2") == Reply::integer(2));
+  std::vector<std::string> lines = {"HEXPIRE h 100 FIELDS",          "HPEXPIRE h 100000 NX FIELDS",
+                                    "HEXPIREAT h 4000000000 XX FIELDS", "HPEXPIREAT h 4000000000000 GT FIELDS",
+                                    "HEXPIRE h 100 FIELDS 1",        "HTTL h FIELDS",
+                                    "HPTTL h FIELDS",                "HEXPIRETIME h FIELDS",
+                                    "HPEXPIRETIME h FIELDS",         "HPERSIST h FIELDS",
+                                    "HTTL nokey FIELDS"};
+  if (identity().caps.hsetex)
+    lines.insert(lines.end(), {"HSETEX h FIELDS", "HSETEX h EX 10 FIELDS", "HSETEX h FIELDS 1 a"});
+  if (identity().caps.hgetex)
+    lines.insert(lines.end(), {"HGETEX h FIELDS", "HGETEX h PX 10 FIELDS", "HGETEX h PERSIST FIELDS", "HGETEX h FIELDS 1"});
+  if (identity().caps.hgetdel) lines.insert(lines.end(), {"HGETDEL h FIELDS", "HGETDEL h FIELDS 1"});
+  for (const auto& line : lines) CHECK(both(line).is_error());
+  CHECK(both("HTTL h FIELDS 2 a b") == Reply::ints({-1, -1}));  // nothing was changed
+  CHECK(both("HLEN h") == Reply::integer(2));
+  check_same_state();
+}
+
 TEST_CASE_METHOD(TwinFixture, "Exact replies: HTTL, HPTTL, HEXPIRETIME and HPEXPIRETIME of relative and absolute TTLs",
                  "[semantics][exact]") {
   require_field_ttl();
