@@ -174,3 +174,31 @@ TEST_CASE("Redis: HGETDEL, HGETEX and HSETEX FNX/FXX keep the key until their ow
   CHECK(s.run("HPEXPIRETIME h6 FIELDS 1 a") == arr({I(-1)}));
   CHECK(s.ks.raw("h6")->hash().maybe_indexed);
 }
+
+TEST_CASE("Redis's subexpiry: HDEL and HGETDEL of a hash's last field with a TTL take the hash out at once",
+          "[model][counters]") {
+  // src/t_hash.c hdelCommand / hgetdelCommand ("is it last HFE"); live 8.0.6, 2026-12-05:
+  // subexpiry 1 -> 0 after HDEL of the only field with a TTL, listpackex and hashtable alike.
+  Session s(Dialect::redis_8_0());
+  s.run("HSET h a 1 b 2 c 3");
+  s.run("HPEXPIRE h 100000 FIELDS 2 a b");
+  s.run("HDEL h a");
+  CHECK(s.ks.raw("h")->hash().maybe_indexed);  // b keeps its TTL
+  CHECK(s.ks.volatile_indexed_at_most() == 1);
+  s.run("HDEL h b");
+  CHECK_FALSE(s.ks.raw("h")->hash().maybe_indexed);
+  CHECK(s.ks.volatile_indexed_at_most() == 0);
+  // After HPERSIST the hash may stay registered (lazy); an HDEL then finds no field with a TTL
+  // and leaves the registration as it is.
+  s.run("HPEXPIRE h 100000 FIELDS 1 c");
+  s.run("HSET h d 4");
+  s.run("HPERSIST h FIELDS 1 c");
+  s.run("HDEL h d");
+  CHECK(s.ks.volatile_indexed() == 0);
+  CHECK(s.ks.volatile_indexed_at_most() == 1);
+  s.run("HSET g a 1 b 2");
+  s.run("HPEXPIRE g 100000 FIELDS 1 a");
+  s.run("HGETDEL g FIELDS 1 a");
+  CHECK_FALSE(s.ks.raw("g")->hash().maybe_indexed);
+  CHECK(s.ks.volatile_indexed_at_most() == 1);  // h only
+}

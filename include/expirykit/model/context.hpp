@@ -165,9 +165,9 @@ inline void notify(Context& c, const char* name, const std::string& key, char cl
 /// value longer than hash-max-listpack-value bytes, is a hashtable (both servers, live 9.1.2 /
 /// 8.0.6). The index: Valkey keeps keys_with_volatile_items exact; Redis's subexpiry is lazy
 /// (redis-hfe.md §9): a hash stays registered after HPERSIST, after HSET over its volatile
-/// fields, after lazy deletion, and in some sequences after deletions too (found by the
-/// property on 8.0.6; the rule depends on registration times the model does not keep), until
-/// active expiry visits it. The model keeps the bounds: hashes with volatile fields (at least)
+/// fields, after lazy deletion, and after HDEL or HGETDEL on a hash that had no field with a
+/// deadline left before them (found by the property on 8.0.6), until active expiry visits it;
+/// HDEL and HGETDEL that remove its last such field take it out at once (after_field_delete). The model keeps the bounds: hashes with volatile fields (at least)
 /// and those plus every hash that had some (at most, Hash::maybe_indexed).
 inline void after_hash_write(Context& c, const std::string& key, bool ttl_set) {
   Entry* e = c.ks.raw(key);
@@ -182,6 +182,16 @@ inline void after_hash_write(Context& c, const std::string& key, bool ttl_set) {
     if (big) h.encoding = Encoding::hashtable;
   }
   if (c.d.volatile_index_lazy && h.has_volatile()) h.maybe_indexed = true;
+}
+
+/// After HDEL or HGETDEL removed fields of `h`, which before the command held at least one field
+/// with a deadline (`had_ttl`; logically expired, unreclaimed ones count): when none is left,
+/// Redis takes the hash out of its volatile-field index at once, so INFO keyspace subexpiry
+/// drops by one ("is it last HFE" in hdelCommand and hgetdelCommand, src/t_hash.c; live on
+/// 8.0.6, 2026-12-05: 1 -> 0 for a listpackex and a hashtable hash). The hash is then no longer
+/// maybe_indexed. Valkey's index is exact anyway (volatile_indexed()).
+inline void after_field_delete(Hash& h, bool had_ttl) {
+  if (had_ttl && !h.has_volatile()) h.maybe_indexed = false;
 }
 
 /// The encoding a hash gets when a server loads it (DEBUG RELOAD, a restart, RESTORE): one

@@ -220,6 +220,7 @@ inline Reply hgetdel(Context& c) {
   if (e.is_error()) return e;
   std::vector<Reply> out;
   const std::size_t before = h ? h->fields.size() : 0;
+  const bool had_ttl = h && h->has_volatile();
   bool deleted = false;
   for (const auto& name : detail::field_list(c.argv, 2)) {
     if (h) lazy_expire_field(c, c.argv[1], name, /*keep_key=*/true);  // `del` after `hdel`
@@ -236,6 +237,7 @@ inline Reply hgetdel(Context& c) {
     notify(c, "hdel", c.argv[1]);
     after_hash_write(c, c.argv[1], false);
   }
+  if (h && h->fields.size() < before) after_field_delete(*h, had_ttl);  // deleted, or expired lazily
   drop_if_emptied(c, c.argv[1], h, before);
   return Reply::array(std::move(out));
 }

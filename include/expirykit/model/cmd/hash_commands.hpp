@@ -155,6 +155,7 @@ inline Reply hdel(Context& c) {
   if (!h) return Reply::integer(0);
   long long n = 0;
   const std::size_t before = h->fields.size();
+  const bool had_ttl = h->has_volatile();
   for (std::size_t i = 2; i < c.argv.size(); ++i) {
     auto it = h->fields.find(c.argv[i]);
     if (it == h->fields.end()) continue;
@@ -169,6 +170,7 @@ inline Reply hdel(Context& c) {
   if (h->fields.size() < before) {
     notify(c, "hdel", c.argv[1]);
     after_hash_write(c, c.argv[1], false);
+    after_field_delete(*h, had_ttl);
   }
   drop_if_emptied(c, c.argv[1], h, before);
   return Reply::integer(n);
