@@ -253,11 +253,14 @@ inline StateSide server_state_side(resp::Client& c, const model::Keyspace& spec,
 /// counters are those of model state `k` (nullopt: counters not observed); asked only when the
 /// spec and the defects agree on everything else but their counters (a COPY that left out an
 /// expired field that a later write of the same transaction recreates: the spec counts its
-/// expiry, the defect does not). Throws what `rerun`, `side` or `counters_match` throw.
+/// expiry, the defect does not). `from_ms`: the earliest millisecond of the window to replay at
+/// (a pipelined run trying a later one for a step it checks again: state/detail/run_all.hpp);
+/// 0 for the whole window. Throws what `rerun`, `side` or `counters_match` throw.
 template <class Rerun>
 void settle_known_divergence(const server::Identity& server, const model::Dialect& spec, Step& s,
                              const model::Keyspace& ks, resp::Client& side, int64_t max_window_ms, Rerun rerun,
-                             const std::function<std::optional<bool>(const model::Keyspace&)>& counters_match = {}) {
+                             const std::function<std::optional<bool>(const model::Keyspace&)>& counters_match = {},
+                             int64_t from_ms = 0) {
   const auto rows = known_issues_for_step(server, s.argv, s.batch);
   if (rows.empty()) return;
   std::vector<const known_issues::KnownIssue*> replayable;
@@ -333,9 +336,10 @@ void settle_known_divergence(const server::Identity& server, const model::Dialec
     }
     return;
   }
+  const int64_t first = std::max(s.before_ms, from_ms);
   const int64_t last = std::min(s.after_ms, s.before_ms + max_window_ms);
   if (!replayable.empty()) {
-    for (int64_t at = s.before_ms; at <= last; ++at) {
+    for (int64_t at = first; at <= last; ++at) {
       rerun(all, at);
       if (!s.ok) continue;
       const auto* k = first_changing(at, false);
@@ -343,7 +347,7 @@ void settle_known_divergence(const server::Identity& server, const model::Dialec
       s.known_issue = k ? k->id : replayable.front()->id;
       return;
     }
-    rerun(spec, s.before_ms);  // report (and keep) the spec's outcome at `before`
+    rerun(spec, first);  // report (and keep) the spec's outcome at the window's (first) start
   }
   known_issues::Divergence dv{s.argv, s.batch, s.model, s.server, s.events_diff, s.tracking_diff};
   for (const auto* k : rows) {

@@ -419,7 +419,7 @@ class Twin {
       detail::excuse_script_string(opt_, !script_strings_.empty(), s);  // encoding
       trial.search_window(max_window_ms);
       detail::settle_known_issues(opt_, d_, trial, ks_, s, read_back, max_window_ms,
-                                  [this](const model::Keyspace& k) { return counters_match(k); });
+                                  [this](const model::Keyspace& k) { return counters_match(k); }, mode.from_ms);
       trial.report_first();                                      // none agreed: the attempt at `before`
       if (mode.readbacks) detail::shift_batch(trial, mc, before, read_back, ks_, s);  // a batch at the server's ms
       detail::follow_server_invalidations(trial.tracking(), s);

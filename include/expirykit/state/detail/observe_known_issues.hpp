@@ -38,15 +38,17 @@ inline bool was_sent(const Step& s) { return !s.server.is_status() || s.server.s
 
 /// When o.server is set: settle_known_divergence for step `s` (the twin's model `ks`, its dialect
 /// `spec`), replaying through `t` (Trial::rerun), reading over `side()`; `counters_match(k)` tells
-/// whether the server's INFO counters are those of model state `k` (nullopt: not observed).
+/// whether the server's INFO counters are those of model state `k` (nullopt: not observed);
+/// `from_ms` the earliest millisecond of the window to replay at (0: all of it).
 template <class Side>
 void settle_known_issues(const TwinOptions& o, const model::Dialect& spec, Trial& t, model::Keyspace& ks, Step& s,
                          Side&& side, int64_t max_window_ms,
-                         const std::function<std::optional<bool>(const model::Keyspace&)>& counters_match) {
+                         const std::function<std::optional<bool>(const model::Keyspace&)>& counters_match,
+                         int64_t from_ms = 0) {
   if (!o.server) return;
   settle_known_divergence(
       *o.server, spec, s, ks, side(), max_window_ms, [&t](const model::Dialect& d, int64_t at) { t.rerun(d, at); },
-      counters_match);
+      counters_match, from_ms);
 }
 
 }  // namespace expirykit::state::detail
