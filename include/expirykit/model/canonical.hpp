@@ -49,6 +49,14 @@ inline Reply canonical(const Argv& argv, const Reply& r) {
   return Reply::array(std::move(out));
 }
 
+/// Whether the server draws its reply to `argv` at random (HRANDFIELD, HSCAN): the model's
+/// reply then holds the candidates an allowed reply is drawn from (allowed_random_reply).
+inline bool draws_reply(const Argv& argv) {
+  if (argv.empty()) return false;
+  const std::string u = upper(argv[0]);
+  return u == "HRANDFIELD" || u == "HSCAN";
+}
+
 /// HRANDFIELD / HSCAN: is `actual` a reply the rules allow, given the model's candidates
 /// (random_read_commands.hpp)? Errors must be equal.
 inline bool allowed_random_reply(const Argv& argv, const Reply& expected, const Reply& actual) {
@@ -116,11 +124,8 @@ inline bool allowed_random_reply(const Argv& argv, const Reply& expected, const 
 /// Equality of two replies to `argv`, order-insensitive where the server's order is undefined,
 /// and "one of the allowed replies" for HRANDFIELD and HSCAN.
 inline bool same_reply(const Argv& argv, const Reply& expected, const Reply& actual) {
-  if (!argv.empty()) {
-    const std::string u = upper(argv[0]);
-    if (u == "HRANDFIELD" || u == "HSCAN") return allowed_random_reply(argv, expected, actual);
-    if (u == "DUMP" && expected.is_string()) return actual.is_string();  // a payload (dump_commands.hpp)
-  }
+  if (draws_reply(argv)) return allowed_random_reply(argv, expected, actual);
+  if (!argv.empty() && upper(argv[0]) == "DUMP" && expected.is_string()) return actual.is_string();  // a payload (dump_commands.hpp)
   return canonical(argv, expected) == canonical(argv, actual);
 }
 

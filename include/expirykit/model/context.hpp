@@ -167,8 +167,9 @@ inline void notify(Context& c, const char* name, const std::string& key, char cl
 /// (redis-hfe.md §9): a hash stays registered after HPERSIST, after HSET over its volatile
 /// fields, after lazy deletion, and after HDEL or HGETDEL on a hash that had no field with a
 /// deadline left before them (found by the property on 8.0.6), until active expiry visits it;
-/// HDEL and HGETDEL that remove its last such field take it out at once (after_field_delete). The model keeps the bounds: hashes with volatile fields (at least)
-/// and those plus every hash that had some (at most, Hash::maybe_indexed).
+/// HDEL and HGETDEL that remove its last such field take it out at once (after_field_delete).
+/// The model keeps the bounds: hashes with volatile fields (at least) and those plus every hash
+/// that had some (at most, Hash::maybe_indexed).
 inline void after_hash_write(Context& c, const std::string& key, bool ttl_set) {
   Entry* e = c.ks.raw(key);
   if (!e || !e->is_hash()) return;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include <expirykit/model/canonical.hpp>
 #include <expirykit/model/effects.hpp>
 #include <expirykit/model/tracking.hpp>
 #include <expirykit/observe/keyspace_events.hpp>
@@ -47,12 +48,7 @@ struct Step {
   /// drawn from (model::allowed_random_reply, model/canonical.hpp). Any other reply (an error,
   /// nil, QUEUED, a step not sent) is one reply. Inside an EXEC's or a script's reply the
   /// elements of such commands are candidates too, shown as they are.
-  bool model_reply_is_candidates() const {
-    if (argv.empty() || !model.is_array() || !unmodelled.empty()) return false;
-    std::string u = argv[0];
-    for (auto& c : u) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
-    return u == "HRANDFIELD" || u == "HSCAN";
-  }
+  bool model_reply_is_candidates() const { return model.is_array() && unmodelled.empty() && model::draws_reply(argv); }
 
   /// Multi-line report: the command as a valkey-cli line, both replies.
   std::string describe() const {

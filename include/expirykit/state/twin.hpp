@@ -431,7 +431,6 @@ class Twin {
       unmodelled(mc, e, trial, s);
     }
     count(mc.argv, s.unmodelled.empty());
-    saw_server_time(s.after_ms);
     history_.push_back(s);
     return s;
   }
