@@ -257,6 +257,7 @@ int run(int argc, char** argv) {
       ek::process::ReplicaSetOptions ro;
       ro.primary = server_options(c);
       ro.primary.persistence = ek::process::Persistence::aof;
+      ro.primary.set("hz", "100");  // as suites/durability: a restarted primary keeps it
       ek::process::ReplicaSet set(ro);
       ek::process::Server loader(server_options(c));
       auto conn = set.primary().client();

@@ -93,6 +93,8 @@ TEST_CASE("A replica is read-only: writes get READONLY", "[process][replica]") {
 }
 
 TEST_CASE("restart_primary() keeps the replicas following", "[process][replica]") {
+  const auto relink = GENERATE(process::Relink::on_their_own, process::Relink::now);
+  CAPTURE(relink == process::Relink::now ? "Relink::now" : "Relink::on_their_own");
   process::ReplicaSet::Options o;
   o.replicas = 2;
   process::ReplicaSet rs(o);
@@ -101,7 +103,7 @@ TEST_CASE("restart_primary() keeps the replicas following", "[process][replica]"
   REQUIRE(rs.primary().client()("SET", "old", "1") == Reply::ok());
   rs.sync();
   const auto t0 = std::chrono::steady_clock::now();
-  rs.restart_primary(process::Shutdown::save);
+  rs.restart_primary(process::Shutdown::save, relink);
   INFO("restart_primary took " << std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count()
                                << " ms");
   CHECK(rs.primary().pid() != before);
@@ -118,7 +120,7 @@ TEST_CASE("restart_primary() keeps the replicas following", "[process][replica]"
   }
   // Without a save the primary comes back with its last dump.rdb (the one SHUTDOWN SAVE wrote
   // above: "old" but not "new"), and the replicas, which hold "new", follow it there.
-  rs.restart_primary(process::Shutdown::nosave);
+  rs.restart_primary(process::Shutdown::nosave, relink);
   auto p2 = rs.primary().client();
   CHECK(p2("DBSIZE") == Reply::integer(1));
   CHECK(p2("GET", "new").is_nil());
@@ -129,6 +131,13 @@ TEST_CASE("restart_primary() keeps the replicas following", "[process][replica]"
     CHECK(r("GET", "old") == Reply::string("1"));
     CHECK(r("GET", "new").is_nil());
     CHECK(r("GET", "third") == Reply::string("3"));
+  }
+  if (relink == process::Relink::now) {  // the full-sync settings it promises, kept
+    CHECK(rs.primary().client()("CONFIG", "GET", "repl-diskless-sync") ==
+          Reply::array({Reply::string("repl-diskless-sync"), Reply::string("no")}));
+    for (std::size_t i = 0; i < rs.replica_count(); ++i)
+      CHECK(rs.replica(i).client()("CONFIG", "GET", "repl-diskless-load") ==
+            Reply::array({Reply::string("repl-diskless-load"), Reply::string("swapdb")}));
   }
 }
 

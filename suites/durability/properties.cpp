@@ -26,6 +26,7 @@ TEST_CASE_METHOD(ReplicaFixture, "Random sequences: replica, RDB and AOF copies 
   const model::Dialect dialect = twin().dialect();
   process::ReplicaSetOptions o;
   o.primary.persistence = process::Persistence::aof;
+  o.primary.set("hz", "100");  // the property sets it per case; a restarted primary starts with it too
   auto set = fresh_replica_set(o);
   process::Server loader;  // the same binary (EXPIRYKIT_SERVER or the provisioned default)
   resp::Client c = set->primary().client();

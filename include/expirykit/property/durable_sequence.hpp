@@ -28,6 +28,11 @@
 //  5. AOF: an optional BGREWRITEAOF (with or without the RDB preamble), then the primary reloads
 //     its AOF in place (DEBUG LOADAOF) or restarts as a new process from it (restart_primary);
 //     primary vs the model after a load; after a restart also each replica vs the primary.
+// What the run sets on the servers: hz 100 on each at the start of every case (finished saves,
+// rewrites and due fields are noticed every 10 ms instead of 100 ms; a restarted primary comes
+// back with its ServerOptions, so give it `hz 100` there too), the primary's active expiry and
+// aof-use-rdb-preamble as the case says, and for a restart the full-sync settings of
+// process::Relink::now (replicas reconnect at once; process/replica_set.hpp).
 // The report holds the case, the first stage that differed with every difference, and the
 // whole run as a valkey-cli script for the primary (replies and model replies as comments, the
 // waits as DEBUG SLEEP lines, the durability steps as the commands that perform them).
@@ -152,8 +157,25 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
     return Snapshot::of_model(loaded ? twin.model().loaded(now) : twin.model(), now, name);
   };
 
+  // hz 100 on every server (the default 10; the servers accept 1-500): a finished AOF rewrite or
+  // save child and due fields are noticed on a cron tick every 10 ms instead of every 100 ms
+  // (a BGREWRITEAOF took 11-21 ms instead of 51-58 ms on Valkey 9.1.2 and Redis 8.0.6, live);
+  // a restart resets it, so each case sets it again.
+  {
+    auto hz = [](resp::Client& c, const std::string& who) {
+      if (const auto r = c("CONFIG", "SET", "hz", "100"); r.is_error())
+        throw std::runtime_error("CONFIG SET hz 100 on " + who + ": " + r.to_string());
+    };
+    hz(pc, "the primary");
+    for (std::size_t i = 0; i < set.replica_count(); ++i) {
+      auto rc = set.replica(i).client();
+      hz(rc, "replica " + std::to_string(i));
+    }
+    auto lc = copies.loader.client();
+    hz(lc, "the loader");
+  }
   twin.flushall();
-  script << "FLUSHALL SYNC\n";
+  script << "CONFIG SET hz 100   # on every server\nFLUSHALL SYNC\n";
   twin.set_active_expire(!dc.pause_active_expiry);
   script << "DEBUG SET-ACTIVE-EXPIRE " << (dc.pause_active_expiry ? 0 : 1) << "\n";
 
@@ -303,9 +325,14 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
              << (forced ? " (forced: a known issue may have written an unloadable command)" : "") << "\n";
     }
     if (dc.restart_primary) {
-      set.restart_primary(process::Shutdown::nosave);
+      // Relink::now: the replicas reconnect at once instead of on their once-a-second cron,
+      // over a disk-based full sync loaded from the socket (process/replica_set.hpp says why):
+      // a restart then took about 0.1 s instead of 1.3-1.7 s (bench/RESULTS.md).
+      set.restart_primary(process::Shutdown::nosave, process::Relink::now);
       pc = set.primary().client();  // the Twin's connection, to the new process
-      script << "SHUTDOWN NOSAVE   # then the primary is started again in its dir: it loads the AOF\n";
+      script << "SHUTDOWN NOSAVE   # then the primary is started again in its dir: it loads the AOF\n"
+             << "CONFIG SET repl-diskless-sync no\n# on each replica: CONFIG SET repl-diskless-load swapdb, "
+             << "REPLICAOF NO ONE, REPLICAOF " << set.primary().host() << " " << set.primary().port() << "\n";
     } else {
       server::debug_loadaof(pc);
       script << "DEBUG LOADAOF\n";
