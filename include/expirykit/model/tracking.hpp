@@ -16,7 +16,10 @@
 //     keys, also when the reply is an error such as WRONGTYPE; not when the command was refused
 //     before running, i.e. an arity error). Registration happens after the command ran, so the
 //     command's own invalidations come first. HGETEX, HGETDEL, HSETEX are writes: they never
-//     register a key.
+//     register a key, HGETEX without an option neither (as GETEX on a string). The specification
+//     here: redis/redis#13839 asked for HGETEX to register; it is closed and the behaviour is
+//     unchanged in Redis 8.0.6 and 8.6.3 and Valkey 9.1.2 (live 2026-12-05, RESP3 push: HGETEX
+//     with and without PERSIST, and GETEX, leave the key untracked on all three; HGET tracks it).
 //   * A key is invalidated when the server signals it modified (signalModifiedKey): by any
 //     client, the tracked one included (no NOLOOP), by lazy expiry of a key (and, on Redis, of a
 //     field) and by active expiry. One message per key, after which the key is no longer
