@@ -12,8 +12,8 @@
 //     logically expired fields; resumed and compared again after reclamation;
 //   - the AOF rewritten before it is reloaded: not (2 in 4), with the RDB preamble (1 in 4), as
 //     commands without it (1 in 4);
-//   - the primary restarted as a new process from its AOF (1 in 12; about a second each, as the
-//     replica reconnects on its once-a-second replication cron) instead of DEBUG LOADAOF.
+//   - the primary restarted as a new process from its AOF (1 in 12; 0.06-0.1 s each, its replicas
+//     told to reconnect at once: process::Relink::now) instead of DEBUG LOADAOF.
 // Budget, seed and re-run as property/property.hpp (EXPIRYKIT_PROP_SCALE, RC_PARAMS="seed=N").
 #pragma once
 
@@ -37,7 +37,7 @@ using state::Twin;
 inline rc::Gen<DurableCase> durable_case() {
   return rc::gen::exec([] {
     // Drawn so that shrinking (towards 0) leads to the plainest case: no pause, no rewrite, no
-    // restart (a restart costs about a second).
+    // restart (a restart costs the most: 0.06-0.1 s).
     DurableCase c;
     c.pause_active_expiry = *gen::full(rc::gen::inRange(0, 3)) == 2;
     const int r = *gen::full(rc::gen::inRange(0, 4));
