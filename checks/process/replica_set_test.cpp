@@ -5,6 +5,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <chrono>
+#include <fstream>
 #include <string>
 
 #include <expirykit/process/replica_set.hpp>
@@ -100,6 +101,7 @@ TEST_CASE("restart_primary() keeps the replicas following", "[process][replica]"
   process::ReplicaSet rs(o);
   const pid_t before = rs.primary().pid();
   const int port = rs.primary().port();
+  const Reply diskless_before = rs.primary().client()("CONFIG", "GET", "repl-diskless-sync");
   REQUIRE(rs.primary().client()("SET", "old", "1") == Reply::ok());
   rs.sync();
   const auto t0 = std::chrono::steady_clock::now();
@@ -119,7 +121,8 @@ TEST_CASE("restart_primary() keeps the replicas following", "[process][replica]"
     CHECK(r("GET", "new") == Reply::string("2"));
   }
   // Without a save the primary comes back with its last dump.rdb (the one SHUTDOWN SAVE wrote
-  // above: "old" but not "new"), and the replicas, which hold "new", follow it there.
+  // above or, with Relink::now, the one its disk-based full sync wrote right after that restart:
+  // "old" but not "new" either way), and the replicas, which hold "new", follow it there.
   rs.restart_primary(process::Shutdown::nosave, relink);
   auto p2 = rs.primary().client();
   CHECK(p2("DBSIZE") == Reply::integer(1));
@@ -132,12 +135,22 @@ TEST_CASE("restart_primary() keeps the replicas following", "[process][replica]"
     CHECK(r("GET", "new").is_nil());
     CHECK(r("GET", "third") == Reply::string("3"));
   }
-  if (relink == process::Relink::now) {  // the full-sync settings it promises, kept
-    CHECK(rs.primary().client()("CONFIG", "GET", "repl-diskless-sync") ==
-          Reply::array({Reply::string("repl-diskless-sync"), Reply::string("no")}));
-    for (std::size_t i = 0; i < rs.replica_count(); ++i)
-      CHECK(rs.replica(i).client()("CONFIG", "GET", "repl-diskless-load") ==
-            Reply::array({Reply::string("repl-diskless-load"), Reply::string("swapdb")}));
+  // Relink::now told each replica to leave and rejoin (its log: "MASTER MODE enabled (user
+  // request ...", "PRIMARY MODE" on Valkey 8.0+), once per restart; on_their_own never.
+  for (std::size_t i = 0; i < rs.replica_count(); ++i) {
+    std::ifstream log(rs.replica(i).log_path());
+    int told = 0;
+    for (std::string line; std::getline(log, line);) told += line.find("MODE enabled (user request") != std::string::npos;
+    CHECK(told == (relink == process::Relink::now ? 2 : 0));
+  }
+  // The primary's setting is back as it was; the replicas keep swapdb under Relink::now.
+  CHECK(rs.primary().client()("CONFIG", "GET", "repl-diskless-sync") == diskless_before);
+  for (std::size_t i = 0; i < rs.replica_count(); ++i) {
+    const Reply load = rs.replica(i).client()("CONFIG", "GET", "repl-diskless-load");
+    if (relink == process::Relink::now)
+      CHECK(load == Reply::array({Reply::string("repl-diskless-load"), Reply::string("swapdb")}));
+    else
+      CHECK(load == Reply::array({Reply::string("repl-diskless-load"), Reply::string("disabled")}));
   }
 }
 

@@ -17,9 +17,10 @@
 // The primary runs with repl-diskless-sync-delay 0, so a full sync starts at once instead of
 // after the servers' default 5 s, and shutdown-timeout 0, so a restart does not wait for acks.
 // After the primary restarts, a replica reconnects on its next replication cron tick (about once
-// a second on both servers), so restart_primary() takes about a second; with Relink::now each
-// replica is sent REPLICAOF NO ONE and REPLICAOF <primary> and connects at once (a full sync
-// either way: a primary restarted from its files starts a new replication history).
+// a second on both servers), so restart_primary() takes about a second (a partial resync where
+// the restarted primary kept its replication ID, as Redis 8.0.6 does from its RDB, else a full
+// sync); with Relink::now each replica is sent REPLICAOF NO ONE and REPLICAOF <primary> and
+// connects at once, over a full sync (Relink says how, and what it leaves behind).
 // Throws ServerError (start failures, a replica that does not link or catch up within
 // Options::sync_timeout, with the INFO fields and log tails of the nodes involved). A replica
 // that fails to load its primary's full sync (its log says "Failed trying to load the MASTER
@@ -50,9 +51,11 @@ enum class Relink {
   /// Each reconnects at its next replication cron tick (about once a second), then a full sync
   /// in the set's configuration.
   on_their_own,
-  /// Each is sent REPLICAOF NO ONE, then REPLICAOF <primary>, and connects at once; the full
-  /// sync is written to disk by the primary (CONFIG SET repl-diskless-sync no) and loaded from the
-  /// socket by the replica (CONFIG SET repl-diskless-load swapdb); both keep these settings. On
+  /// Each is sent REPLICAOF NO ONE, then REPLICAOF <primary>, and connects at once: a full sync
+  /// (NO ONE gives the replica a new replication ID), written to disk by the primary (CONFIG SET
+  /// repl-diskless-sync no until every replica has caught up, then its value before: so these
+  /// syncs rewrite the primary's dump.rdb, which a later restart without a save loads) and loaded
+  /// from the socket by the replica (CONFIG SET repl-diskless-load swapdb, which it keeps). On
   /// Valkey 9.1.2 a diskless sync, or a replica that saves the sync to disk before loading it,
   /// is taken up by a once-a-second cron: the replica linked (or the primary streamed to it) 0.3
   /// to 0.7 s after REPLICAOF, against 0.05 to 0.1 s this way (measured live; Redis 8.0.6 links
@@ -139,24 +142,55 @@ class ReplicaSet {
     if (primary_->port() != port)
       throw ServerError("the primary came back on port " + std::to_string(primary_->port()) + " instead of " +
                         std::to_string(port) + " (the old port was taken); its replicas cannot follow");
-    if (relink == Relink::now) {
-      auto pc = primary_->client();
-      require_ok(pc("CONFIG", "SET", "repl-diskless-sync", "no"), "the primary", "CONFIG SET repl-diskless-sync no");
-      for (std::size_t i = 0; i < replicas_.size(); ++i) {
-        auto rc = replicas_[i]->client();
-        const std::string who = "replica " + std::to_string(i) + " at " + replicas_[i]->address();
-        require_ok(rc("CONFIG", "SET", "repl-diskless-load", "swapdb"), who, "CONFIG SET repl-diskless-load swapdb");
-        require_ok(rc("REPLICAOF", "NO", "ONE"), who, "REPLICAOF NO ONE");
-        require_ok(rc("REPLICAOF", primary_->host(), port), who, "REPLICAOF " + primary_->address());
-      }
+    if (relink != Relink::now) {
+      wait_linked();
+      sync();
+      return;
     }
+    auto pc = primary_->client();
+    const resp::Reply got = pc("CONFIG", "GET", "repl-diskless-sync");
+    if (!got.is_array() || got.elements().size() != 2)
+      throw ServerError("the primary answered CONFIG GET repl-diskless-sync with " + got.to_string());
+    const std::string diskless = got.elements()[1].str();
+    require_ok(pc("CONFIG", "SET", "repl-diskless-sync", "no"), "the primary", "CONFIG SET repl-diskless-sync no");
+    for (std::size_t i = 0; i < replicas_.size(); ++i) relink_now(i);
     wait_linked();
     sync();
+    require_ok(pc("CONFIG", "SET", "repl-diskless-sync", diskless), "the primary", "CONFIG SET repl-diskless-sync " + diskless);
   }
 
  private:
   static void require_ok(const resp::Reply& r, const std::string& who, const std::string& what) {
     if (r.is_error()) throw ServerError(who + " refused " + what + ": " + r.to_string());
+  }
+
+  /// Relink::now for replica `i`: repl-diskless-load swapdb, REPLICAOF NO ONE, REPLICAOF <primary>.
+  /// A replica already loading a sync it started on its own answers LOADING: asked again every
+  /// 5 ms until sync_timeout. If anything fails after NO ONE, it is pointed back at the primary
+  /// (best effort) before the error is thrown, so it is not left a standalone primary.
+  void relink_now(std::size_t i) {
+    auto rc = replicas_[i]->client();
+    const std::string who = "replica " + std::to_string(i) + " at " + replicas_[i]->address();
+    require_ok(rc("CONFIG", "SET", "repl-diskless-load", "swapdb"), who, "CONFIG SET repl-diskless-load swapdb");
+    const auto until = std::chrono::steady_clock::now() + opts_.sync_timeout;
+    for (;;) {
+      const resp::Reply r = rc("REPLICAOF", "NO", "ONE");
+      if (!r.is_error_starting("LOADING") || std::chrono::steady_clock::now() > until) {
+        require_ok(r, who, "REPLICAOF NO ONE");
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    try {
+      require_ok(rc("REPLICAOF", primary_->host(), primary_->port()), who, "REPLICAOF " + primary_->address());
+    } catch (...) {
+      try {
+        auto again = replicas_[i]->client();
+        again("REPLICAOF", primary_->host(), primary_->port());
+      } catch (...) {
+      }
+      throw;
+    }
   }
 
   void add_replica() {

@@ -32,7 +32,9 @@
 // rewrites and due fields are noticed every 10 ms instead of 100 ms; a restarted primary comes
 // back with its ServerOptions, so give it `hz 100` there too), the primary's active expiry and
 // aof-use-rdb-preamble as the case says, and for a restart the full-sync settings of
-// process::Relink::now (replicas reconnect at once; process/replica_set.hpp).
+// process::Relink::now (replicas reconnect at once; process/replica_set.hpp), so restarts here
+// resync over a disk-based sync loaded from the socket; the servers' default path is the one
+// every ReplicaSet start and suites/durability's example cases take.
 // The report holds the case, the first stage that differed with every difference, and the
 // whole run as a valkey-cli script for the primary (replies and model replies as comments, the
 // waits as DEBUG SLEEP lines, the durability steps as the commands that perform them).
@@ -175,7 +177,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
     hz(lc, "the loader");
   }
   twin.flushall();
-  script << "CONFIG SET hz 100   # on every server\nFLUSHALL SYNC\n";
+  script << "# on every server:\nCONFIG SET hz 100\nFLUSHALL SYNC\n";
   twin.set_active_expire(!dc.pause_active_expiry);
   script << "DEBUG SET-ACTIVE-EXPIRE " << (dc.pause_active_expiry ? 0 : 1) << "\n";
 
@@ -219,8 +221,8 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
       if (d >= 0) {
         const int64_t reached = twin.wait_until_past(d, 2);
         last_now = reached;
-        script << "DEBUG SLEEP " << std::fixed << std::setprecision(3) << (reached - s.after_ms) / 1000.0
-               << "   # waits past the deadline " << d << ": those fields are now logically expired\n";
+        script << "# waits past the deadline " << d << ": those fields are now logically expired\nDEBUG SLEEP "
+               << std::fixed << std::setprecision(3) << (reached - s.after_ms) / 1000.0 << "\n";
       }
     }
   }
@@ -237,7 +239,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
   // 2. replicas caught up; primary vs model, replicas vs primary (logically expired counted)
   auto compare_replicas = [&](const std::string& when) {
     const long long off = set.sync();
-    script << "WAIT " << set.replica_count() << " 0   # every replica applied the stream (offset " << off << ")\n";
+    script << "# every replica applied the stream (offset " << off << ")\nWAIT " << set.replica_count() << " 0\n";
     Snapshot p = Snapshot::take(pc, "primary");
     for (const auto& k : excused) p.keys.erase(k);
     bool ok = true;
@@ -260,7 +262,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
   // 3. reclamation after the pause
   if (failure.empty() && dc.pause_active_expiry) {
     twin.set_active_expire(true);
-    script << "DEBUG SET-ACTIVE-EXPIRE 1   # active expiry reclaims what is due\n";
+    script << "# active expiry reclaims what is due\nDEBUG SET-ACTIVE-EXPIRE 1\n";
     twin.reclaim_model();
     const int64_t now = twin.server_time();
     if (stage("primary vs model after active expiry reclaimed (bound " + std::to_string(opt.reclaim_bound.count()) + " ms)",
@@ -290,8 +292,8 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
           other("DEL", name);
           twin.model().other_db(db).erase(name);
         }
-        script << (db ? "SELECT " + std::to_string(db) + "\n" : std::string()) << resp::cli_line({"DEL", name})
-               << "   # known issue " << k->id << ": an empty hash crashes fork children\n"
+        script << "# known issue " << k->id << ": an empty hash crashes fork children\n"
+               << (db ? "SELECT " + std::to_string(db) + "\n" : std::string()) << resp::cli_line({"DEL", name}) << "\n"
                << (db ? "SELECT 0\n" : std::string());
       }
     }
@@ -306,7 +308,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
                                std::filesystem::copy_options::overwrite_existing);
     auto lc = copies.loader.client();
     server::debug_reload(lc, true);
-    script << "SAVE   # then dump.rdb is copied into another server's dir and loaded there (DEBUG RELOAD NOSAVE)\n";
+    script << "SAVE\n# then dump.rdb is copied into another server's dir and loaded there (DEBUG RELOAD NOSAVE)\n";
     const int64_t now = server::now_ms(lc);
     stage("server loaded from the primary's RDB vs model after a load",
           detail::converge(lc, model_now(now, true, "model after load"), "RDB copy", opt.reclaim_bound));
@@ -321,7 +323,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
       const char* pre = dc.rewrite == AofRewrite::commands ? "no" : "yes";
       pc("CONFIG", "SET", "aof-use-rdb-preamble", pre);
       server::bgrewriteaof(pc);
-      script << "CONFIG SET aof-use-rdb-preamble " << pre << "\nBGREWRITEAOF   # waited until done"
+      script << "CONFIG SET aof-use-rdb-preamble " << pre << "\nBGREWRITEAOF\n# waited until done"
              << (forced ? " (forced: a known issue may have written an unloadable command)" : "") << "\n";
     }
     if (dc.restart_primary) {
@@ -330,9 +332,10 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
       // a restart then took about 0.1 s instead of 1.3-1.7 s (bench/RESULTS.md).
       set.restart_primary(process::Shutdown::nosave, process::Relink::now);
       pc = set.primary().client();  // the Twin's connection, to the new process
-      script << "SHUTDOWN NOSAVE   # then the primary is started again in its dir: it loads the AOF\n"
+      script << "SHUTDOWN NOSAVE\n# then the primary is started again in its dir (with --hz 100): it loads the AOF\n"
              << "CONFIG SET repl-diskless-sync no\n# on each replica: CONFIG SET repl-diskless-load swapdb, "
-             << "REPLICAOF NO ONE, REPLICAOF " << set.primary().host() << " " << set.primary().port() << "\n";
+             << "REPLICAOF NO ONE, REPLICAOF <the primary's host and port>; once they have caught up, the\n"
+             << "# primary's repl-diskless-sync back to its value before (CONFIG SET repl-diskless-sync yes)\n";
     } else {
       server::debug_loadaof(pc);
       script << "DEBUG LOADAOF\n";
