@@ -4,6 +4,11 @@
 // cannot run as the model predicts.
 #include <catch2/catch_test_macros.hpp>
 
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
 #include <expirykit/catch2/cluster_fixture.hpp>
 #include <expirykit/property/cluster_property.hpp>
 
@@ -65,4 +70,39 @@ TEST_CASE_METHOD(ClusterFixture, "Cluster twin: a TTL lost on one node is report
   REQUIRE(diffs.size() == 1);
   CHECK(diffs[0].rfind(node + ": h2", 0) == 0);
   CHECK(diffs[0].find("b") != std::string::npos);
+}
+
+TEST_CASE_METHOD(ClusterFixture, "Cluster twin: flushall() empties every primary, logically expired keys and many keys too",
+                 "[cluster]") {
+  // ClusterTwin::flushall() empties the primaries after the first by DEL of what KEYS lists
+  // (FLUSHALL is slow on Redis 8.0.6 cluster nodes); DBSIZE decides whether FLUSHALL must follow.
+  auto& t = twin();
+  t.flushall();
+  auto& c = client();
+  REQUIRE(c.primaries().size() >= 2);
+  t.set_active_expire(false);  // keys that are logically expired stay stored: KEYS hides them
+  for (const auto& node : c.primaries()) {
+    auto& n = c.connection(node);
+    // keys of this node's slots: {tag}name hashes into the tag's slot
+    std::vector<std::string> here;
+    for (int i = 0; here.size() < 3 && i < 100000; ++i) {
+      const std::string tag = "t" + std::to_string(i);
+      if (c.address_of(cluster::slot_of(tag)) == node) here.push_back(tag);
+    }
+    REQUIRE(here.size() == 3);
+    REQUIRE(n("SET", "{" + here[0] + "}live", "1") == Reply::ok());
+    REQUIRE(n("SET", "{" + here[1] + "}gone", "1", "PX", "1") == Reply::ok());
+    for (int k = 0; k < 100; ++k)  // more keys than the DEL path takes: FLUSHALL on this node
+      if (node == c.primaries().back()) REQUIRE(n("HSET", "{" + here[2] + "}many" + std::to_string(k), "f", "v") == Reply::integer(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (const auto& node : c.primaries()) {
+    auto& n = c.connection(node);
+    CHECK(n("DBSIZE").as_integer() >= 2);  // the expired key is still stored
+  }
+  t.flushall();
+  for (const auto& node : c.primaries()) {
+    INFO(node);
+    CHECK(c.connection(node)("DBSIZE") == Reply::integer(0));
+  }
 }
