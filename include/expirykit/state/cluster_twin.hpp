@@ -95,25 +95,6 @@ class ClusterTwin {
     known_issues_.clear();
   }
 
-  /// Empties one primary's database 0: DEL of each key KEYS lists (at most 64), pipelined, then
-  /// DBSIZE must answer 0; otherwise (more keys, or a logically expired key KEYS does not list)
-  /// FLUSHALL SYNC.
-  static void empty(resp::Client& node) {
-    const Reply size = node("DBSIZE");
-    if (size.is_integer() && size.as_integer() == 0) return;
-    if (size.is_integer() && size.as_integer() <= 64) {
-      const Reply keys = node("KEYS", "*");
-      if (keys.is_array()) {
-        std::vector<Argv> dels;
-        for (const auto& k : keys.elements()) dels.push_back({"DEL", k.str()});
-        dels.push_back({"DBSIZE"});
-        const auto r = node.pipeline(dels);
-        if (!r.empty() && r.back().is_integer() && r.back().as_integer() == 0) return;
-      }
-    }
-    node("FLUSHALL", "SYNC");
-  }
-
   /// DEBUG SET-ACTIVE-EXPIRE on every node, replicas included (a replica promoted by a failover
   /// then keeps the primaries' setting).
   void set_active_expire(bool on) {
@@ -264,6 +245,25 @@ class ClusterTwin {
   }
 
  private:
+  /// Empties one primary's database 0: DEL of each key KEYS lists (at most 64), pipelined, then
+  /// DBSIZE must answer 0; otherwise (more keys, or a logically expired key KEYS does not list)
+  /// FLUSHALL SYNC.
+  static void empty(resp::Client& node) {
+    const Reply size = node("DBSIZE");
+    if (size.is_integer() && size.as_integer() == 0) return;
+    if (size.is_integer() && size.as_integer() <= 64) {
+      const Reply keys = node("KEYS", "*");
+      if (keys.is_array()) {
+        std::vector<Argv> dels;
+        for (const auto& k : keys.elements()) dels.push_back({"DEL", k.str()});
+        dels.push_back({"DBSIZE"});
+        const auto r = node.pipeline(dels);
+        if (!r.empty() && r.back().is_integer() && r.back().as_integer() == 0) return;
+      }
+    }
+    node("FLUSHALL", "SYNC");
+  }
+
   /// Keys the commands may make differ between a primary and its replica under a known issue
   /// of this server (judged against the model before them, at the last step's time).
   void note_triggers(const std::vector<Argv>& cmds) {
