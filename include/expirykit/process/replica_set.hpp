@@ -48,8 +48,9 @@ namespace expirykit::process {
 
 /// How the replicas follow a restarted primary (ReplicaSet::restart_primary).
 enum class Relink {
-  /// Each reconnects at its next replication cron tick (about once a second), then a full sync
-  /// in the set's configuration.
+  /// Each reconnects at its next replication cron tick (about once a second): a partial resync
+  /// where the restarted primary kept its replication ID (Redis 8.0.6 from its RDB), else a full
+  /// sync in the set's configuration.
   on_their_own,
   /// Each is sent REPLICAOF NO ONE, then REPLICAOF <primary>, and connects at once: a full sync
   /// (NO ONE gives the replica a new replication ID), written to disk by the primary (CONFIG SET
