@@ -143,21 +143,20 @@ class ReplicaSet {
     if (primary_->port() != port)
       throw ServerError("the primary came back on port " + std::to_string(primary_->port()) + " instead of " +
                         std::to_string(port) + " (the old port was taken); its replicas cannot follow");
-    if (relink != Relink::now) {
-      wait_linked();
-      sync();
-      return;
-    }
     auto pc = primary_->client();
-    const resp::Reply got = pc("CONFIG", "GET", "repl-diskless-sync");
-    if (!got.is_array() || got.elements().size() != 2)
-      throw ServerError("the primary answered CONFIG GET repl-diskless-sync with " + got.to_string());
-    const std::string diskless = got.elements()[1].str();
-    require_ok(pc("CONFIG", "SET", "repl-diskless-sync", "no"), "the primary", "CONFIG SET repl-diskless-sync no");
-    for (std::size_t i = 0; i < replicas_.size(); ++i) relink_now(i);
+    std::string diskless;  // Relink::now: the primary's repl-diskless-sync before, put back at the end
+    if (relink == Relink::now) {
+      const resp::Reply got = pc("CONFIG", "GET", "repl-diskless-sync");
+      if (!got.is_array() || got.elements().size() != 2)
+        throw ServerError("the primary answered CONFIG GET repl-diskless-sync with " + got.to_string());
+      diskless = got.elements()[1].str();
+      require_ok(pc("CONFIG", "SET", "repl-diskless-sync", "no"), "the primary", "CONFIG SET repl-diskless-sync no");
+      for (std::size_t i = 0; i < replicas_.size(); ++i) relink_now(i);
+    }
     wait_linked();
     sync();
-    require_ok(pc("CONFIG", "SET", "repl-diskless-sync", diskless), "the primary", "CONFIG SET repl-diskless-sync " + diskless);
+    if (relink == Relink::now)
+      require_ok(pc("CONFIG", "SET", "repl-diskless-sync", diskless), "the primary", "CONFIG SET repl-diskless-sync " + diskless);
   }
 
  private:
