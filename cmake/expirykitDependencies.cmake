@@ -5,14 +5,28 @@ find_dependency(nlohmann_json 3 CONFIG)
 if(NOT TARGET expirykit_hiredis)
   add_library(expirykit_hiredis INTERFACE IMPORTED)
   if(EXPIRYKIT_HIREDIS_PREFIX)
-    # A hiredis 1.x built into a prefix (see ci/hiredis1).
+    # A hiredis 1.x built into a prefix (see ci/hiredis1), with its hiredis_ssl when it was built.
+    set(_ek_hiredis_libs "${EXPIRYKIT_HIREDIS_PREFIX}/lib/libhiredis.a")
+    if(EXISTS "${EXPIRYKIT_HIREDIS_PREFIX}/lib/libhiredis_ssl.a")
+      find_dependency(OpenSSL)
+      set(_ek_hiredis_libs "${EXPIRYKIT_HIREDIS_PREFIX}/lib/libhiredis_ssl.a" ${_ek_hiredis_libs} OpenSSL::SSL OpenSSL::Crypto)
+      set_target_properties(expirykit_hiredis PROPERTIES INTERFACE_COMPILE_DEFINITIONS EXPIRYKIT_HIREDIS_SSL=1)
+    endif()
     set_target_properties(expirykit_hiredis PROPERTIES
       INTERFACE_INCLUDE_DIRECTORIES "${EXPIRYKIT_HIREDIS_PREFIX}/include"
-      INTERFACE_LINK_LIBRARIES "${EXPIRYKIT_HIREDIS_PREFIX}/lib/libhiredis.a")
+      INTERFACE_LINK_LIBRARIES "${_ek_hiredis_libs}")
   else()
     # Debian's HiredisConfig.cmake has no target and a broken version file: use pkg-config.
     find_package(PkgConfig REQUIRED)
     pkg_check_modules(EKPC_HIREDIS REQUIRED IMPORTED_TARGET hiredis)
-    set_target_properties(expirykit_hiredis PROPERTIES INTERFACE_LINK_LIBRARIES PkgConfig::EKPC_HIREDIS)
+    # hiredis 1.x installs hiredis_ssl.pc beside it; Debian 12's 0.14 has no TLS (resp/tls.hpp).
+    pkg_check_modules(EKPC_HIREDIS_SSL QUIET IMPORTED_TARGET hiredis_ssl)
+    if(EKPC_HIREDIS_SSL_FOUND)
+      set_target_properties(expirykit_hiredis PROPERTIES
+        INTERFACE_LINK_LIBRARIES "PkgConfig::EKPC_HIREDIS_SSL;PkgConfig::EKPC_HIREDIS"
+        INTERFACE_COMPILE_DEFINITIONS EXPIRYKIT_HIREDIS_SSL=1)
+    else()
+      set_target_properties(expirykit_hiredis PROPERTIES INTERFACE_LINK_LIBRARIES PkgConfig::EKPC_HIREDIS)
+    endif()
   endif()
 endif()

@@ -67,6 +67,13 @@ struct Config {
   /// EXPIRYKIT_SERVER_USER: the ACL user of server_password; nullopt: the default user. Set
   /// without a password it is an error where credentials are used (process::external_credentials).
   std::optional<std::string> server_user;
+  /// EXPIRYKIT_SERVER_TLS_CA: a PEM file of the CA of external servers' certificates: the kit's
+  /// connections to them speak TLS (resp/tls.hpp; needs a build with TLS); nullopt: plain TCP.
+  std::optional<std::filesystem::path> server_tls_ca;
+  /// EXPIRYKIT_SERVER_TLS_CERT / EXPIRYKIT_SERVER_TLS_KEY: a client certificate and its key (PEM)
+  /// for external servers with tls-auth-clients yes; both or neither, with
+  /// EXPIRYKIT_SERVER_TLS_CA (process::external_tls says so otherwise).
+  std::optional<std::filesystem::path> server_tls_cert, server_tls_key;
   /// EXPIRYKIT_SERVERS_DIR: the folder of provisioned binaries; nullopt:
   /// $XDG_CACHE_HOME/expirykit/servers, else ~/.cache/expirykit/servers.
   std::optional<std::filesystem::path> servers_dir;
@@ -168,6 +175,9 @@ struct Config {
     });
     read("EXPIRYKIT_SERVER_PASSWORD", text(c.server_password));
     read("EXPIRYKIT_SERVER_USER", text(c.server_user));
+    read("EXPIRYKIT_SERVER_TLS_CA", path(c.server_tls_ca));
+    read("EXPIRYKIT_SERVER_TLS_CERT", path(c.server_tls_cert));
+    read("EXPIRYKIT_SERVER_TLS_KEY", path(c.server_tls_key));
     read("EXPIRYKIT_SERVERS_DIR", path(c.servers_dir));
     read("EXPIRYKIT_CLUSTER_SEED", [&](const std::string& v) {
       try {

@@ -54,6 +54,17 @@ inline constexpr Variable variables[] = {
      "process/under_test.hpp, resp/credentials.hpp"},
     {"EXPIRYKIT_SERVER_USER", Readers::headers, "an ACL user name (Redis 6.0+, Valkey 7.2+)", "the default user",
      "the user of `AUTH <user> <password>`; set without `EXPIRYKIT_SERVER_PASSWORD` it is an error", "process/under_test.hpp"},
+    {"EXPIRYKIT_SERVER_TLS_CA", Readers::headers, "a PEM file (the CA of the server's certificate)", "plain TCP",
+     "with `EXPIRYKIT_SERVER_ADDR` or `EXPIRYKIT_CLUSTER_SEED` set, every connection the kit opens to a server it did not "
+     "spawn speaks TLS, verifying the server against this CA; needs a build with TLS (hiredis 1.x with hiredis_ssl: "
+     "Debian 12's hiredis 0.14 has none, and then the connection fails saying so)",
+     "process/under_test.hpp, resp/tls.hpp"},
+    {"EXPIRYKIT_SERVER_TLS_CERT", Readers::headers, "a PEM file (a client certificate)", "none",
+     "the certificate those TLS connections present, for a server with `tls-auth-clients yes`; needs "
+     "`EXPIRYKIT_SERVER_TLS_KEY` and `EXPIRYKIT_SERVER_TLS_CA`",
+     "process/under_test.hpp"},
+    {"EXPIRYKIT_SERVER_TLS_KEY", Readers::headers, "a PEM file (the client certificate's private key)", "none",
+     "the key of `EXPIRYKIT_SERVER_TLS_CERT`; set without it it is an error", "process/under_test.hpp"},
     {"EXPIRYKIT_SERVERS_DIR", Readers::headers, "a folder",
      "`$XDG_CACHE_HOME/expirykit/servers`, else `~/.cache/expirykit/servers`",
      "where the provisioned server binaries are (`manifest.tsv` there lists name, version, suite, sha256)",

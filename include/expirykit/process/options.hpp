@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <expirykit/process/tls_certificates.hpp>
+
 namespace expirykit::process {
 
 enum class Persistence {
@@ -40,6 +42,12 @@ struct ServerOptions {
   /// the bus port picked free like the port (and kept across restarts while free). Used by
   /// process::Cluster (process/cluster.hpp), which also assigns slots and meets the nodes.
   bool cluster = false;
+  /// TLS: the server speaks TLS only, on port() (`--port 0 --tls-port <port>`), with
+  /// tls->server_cert / server_key, tls->ca_cert as the CA of its clients, `--tls-auth-clients
+  /// yes` and `--tls-replication yes` (with cluster, `--tls-cluster yes`); the kit's connections
+  /// to it present tls->client() (resp/tls.hpp). Make the files with make_test_certificates()
+  /// (process/tls_certificates.hpp). Needs a build with TLS (resp::tls_supported).
+  std::optional<TlsCertificates> tls;
   /// How long start() waits for PING to answer PONG (a loaded 2-core machine needs < 1 s).
   std::chrono::milliseconds ready_timeout{15000};
   /// How long stop() waits for a graceful shutdown before SIGKILL.

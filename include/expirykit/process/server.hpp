@@ -21,8 +21,8 @@
 //  - a port taken by someone else is detected from the log ("Address already in use") and
 //    another port is tried (up to 25 times), so parallel test binaries do not collide.
 // Server options used, besides the caller's: --port, --bind 127.0.0.1, --dir, --logfile,
-// --daemonize no, --enable-debug-command yes (DEBUG SET-ACTIVE-EXPIRE, DEBUG RELOAD), and for
-// Persistence::off, --save "" --appendonly no.
+// --daemonize no, --enable-debug-command yes (DEBUG SET-ACTIVE-EXPIRE, DEBUG RELOAD), for
+// Persistence::off, --save "" --appendonly no, and with ServerOptions::tls the TLS options it names.
 #pragma once
 
 #include <netinet/in.h>
@@ -186,7 +186,10 @@ class Server {
       std::lock_guard<std::mutex> lock(reg.mu);
       std::erase(reg.all, this);
     }
-    if (!credentials_address_.empty()) resp::forget_credentials(credentials_address_);
+    if (!credentials_address_.empty()) {
+      resp::forget_credentials(credentials_address_);
+      resp::forget_tls(credentials_address_);
+    }
     try {
       kill();
     } catch (...) {
@@ -195,9 +198,13 @@ class Server {
 
   /// Starts the server in dir() (again, after stop() or kill(): it loads what it saved there).
   /// Keeps the previous port when it is still free. Throws ServerError if it does not answer
-  /// PING within ready_timeout or exits, with the log tail; the process is then gone.
+  /// PING within ready_timeout or exits, with the log tail; the process is then gone; and,
+  /// before anything starts, for ServerOptions::tls in a build without TLS.
   void start() {
     if (running()) return;
+    if (opts_.tls && !resp::tls_supported)
+      throw ServerError("ServerOptions::tls: this build of the kit has no TLS (resp/tls.hpp): it needs hiredis 1.x with "
+                        "hiredis_ssl; Debian 12's libhiredis-dev is 0.14, without TLS (ci/hiredis1 builds 1.x with it)");
     const int attempts = opts_.port ? 1 : 25;
     std::string last_error;
     for (int i = 0; i < attempts; ++i) {
@@ -313,6 +320,13 @@ class Server {
     std::vector<std::string> args = {"--port", std::to_string(port_), "--bind", "127.0.0.1",
                                      "--dir", dir().string(), "--logfile", log_path().string(),
                                      "--daemonize", "no", "--enable-debug-command", "yes"};
+    if (const auto& t = opts_.tls) {  // TLS only, on the same port (ServerOptions::tls)
+      args[1] = "0";
+      args.insert(args.end(), {"--tls-port", std::to_string(port_), "--tls-cert-file", t->server_cert.string(),
+                               "--tls-key-file", t->server_key.string(), "--tls-ca-cert-file", t->ca_cert.string(),
+                               "--tls-auth-clients", "yes", "--tls-replication", "yes"});
+      if (opts_.cluster) args.insert(args.end(), {"--tls-cluster", "yes"});
+    }
     if (opts_.persistence == Persistence::off) {
       args.insert(args.end(), {"--save", "", "--appendonly", "no"});
     } else {
@@ -355,13 +369,18 @@ class Server {
   }
 
   /// Connections to this server's address authenticate with its config's last `requirepass`,
-  /// and with nothing when it has none (not with external mode's fallback: resp/credentials.hpp).
+  /// and with nothing when it has none, and speak TLS when ServerOptions::tls says so, plain TCP
+  /// otherwise (not external mode's fallbacks: resp/credentials.hpp, resp/tls.hpp).
   void register_credentials() {
-    if (!credentials_address_.empty()) resp::forget_credentials(credentials_address_);
+    if (!credentials_address_.empty()) {
+      resp::forget_credentials(credentials_address_);
+      resp::forget_tls(credentials_address_);
+    }
     std::optional<resp::Credentials> own;
     if (const auto pass = opts_.get("requirepass"); pass && !pass->empty()) own = resp::Credentials{"", *pass};
     credentials_address_ = address();
     resp::set_credentials(credentials_address_, own);
+    resp::set_tls(credentials_address_, opts_.tls ? std::optional<resp::Tls>(opts_.tls->client()) : std::nullopt);
   }
 
   /// nullopt when ready; otherwise the error text (the process is gone by then).

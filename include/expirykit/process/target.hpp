@@ -5,7 +5,8 @@
 // mode): what needs a restart, a config the kit cannot set, or the server's files is then
 // unavailable (owned() is nullptr) and tests skip it with a reason. Otherwise it owns a
 // process::Server started with the given options. A password-protected external server:
-// EXPIRYKIT_SERVER_PASSWORD (and EXPIRYKIT_SERVER_USER for an ACL user). An external Target holds
+// EXPIRYKIT_SERVER_PASSWORD (and EXPIRYKIT_SERVER_USER for an ACL user); a TLS one:
+// EXPIRYKIT_SERVER_TLS_CA (and EXPIRYKIT_SERVER_TLS_CERT, EXPIRYKIT_SERVER_TLS_KEY). An external Target holds
 // the server's process::ExternalLock for its life: test processes of this machine that share one
 // external server (ctest -j) take turns instead of flushing each other (process/external_lock.hpp).
 // parse_address (process/address.hpp) and external_address() / external_credentials()
@@ -50,10 +51,15 @@ class Target {
                                  : std::string()));
       } catch (const resp::ConnectionError& e) {
         const std::string what = e.what();
-        throw ServerError(std::string("EXPIRYKIT_SERVER_ADDR=") + a + ": " + what +
-                          (what.find(": AUTH as ") != std::string::npos
-                               ? "; check EXPIRYKIT_SERVER_PASSWORD and EXPIRYKIT_SERVER_USER"
-                               : "; start that server or unset EXPIRYKIT_SERVER_ADDR to let the kit spawn one"));
+        std::string hint = "; start that server or unset EXPIRYKIT_SERVER_ADDR to let the kit spawn one";
+        if (what.find(": AUTH as ") != std::string::npos)
+          hint = "; check EXPIRYKIT_SERVER_PASSWORD and EXPIRYKIT_SERVER_USER";
+        else if (what.find("TLS") != std::string::npos)
+          hint = "; check EXPIRYKIT_SERVER_TLS_CA, EXPIRYKIT_SERVER_TLS_CERT and EXPIRYKIT_SERVER_TLS_KEY";
+        else if (!external_tls() && (what.find("reset by peer") != std::string::npos ||
+                                     what.find("closed the connection") != std::string::npos))
+          hint = "; if that port speaks TLS, set EXPIRYKIT_SERVER_TLS_CA (and _CERT, _KEY for a client certificate)";
+        throw ServerError(std::string("EXPIRYKIT_SERVER_ADDR=") + a + ": " + what + hint);
       }
     } else {
       server_ = std::make_unique<Server>(std::move(opts));

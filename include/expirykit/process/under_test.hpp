@@ -7,9 +7,10 @@
 //
 // The one place the kit asks: process::Target (the shared server of ServerFixture), the replica
 // and cluster fixtures (catch2/), memory::Probe and the benchmarks. When an external server or
-// cluster is named, the EXPIRYKIT_SERVER_PASSWORD / EXPIRYKIT_SERVER_USER credentials become the
-// fallback of every connection the process opens (resp/credentials.hpp): the external server and
-// the nodes and replicas behind it; the servers the kit spawns keep their own (process::Server).
+// cluster is named, the EXPIRYKIT_SERVER_PASSWORD / EXPIRYKIT_SERVER_USER credentials and the
+// EXPIRYKIT_SERVER_TLS_CA / _CERT / _KEY TLS settings become the fallback of every connection the
+// process opens (resp/credentials.hpp, resp/tls.hpp): the external server and the nodes and
+// replicas behind it; the servers the kit spawns keep their own (process::Server).
 // The binary the kit spawns is chosen in process/discovery.hpp (EXPIRYKIT_SERVER).
 #pragma once
 
@@ -21,6 +22,7 @@
 #include <expirykit/process/cluster.hpp>
 #include <expirykit/process/errors.hpp>
 #include <expirykit/resp/credentials.hpp>
+#include <expirykit/resp/tls.hpp>
 
 namespace expirykit::process {
 
@@ -36,17 +38,43 @@ inline std::optional<resp::Credentials> external_credentials() {
   return resp::Credentials{c.server_user.value_or(""), *c.server_password};
 }
 
+/// EXPIRYKIT_SERVER_TLS_CA (and EXPIRYKIT_SERVER_TLS_CERT + EXPIRYKIT_SERVER_TLS_KEY, a client
+/// certificate) as resp::Tls; nullopt when EXPIRYKIT_SERVER_TLS_CA is unset. Throws ServerError
+/// when a client certificate is set without its key (or the key without it), or either without
+/// EXPIRYKIT_SERVER_TLS_CA; std::invalid_argument for a bad EXPIRYKIT_* value (config()).
+inline std::optional<resp::Tls> external_tls() {
+  const Config& c = config();
+  if (c.server_tls_cert.has_value() != c.server_tls_key.has_value())
+    throw ServerError(std::string(c.server_tls_cert ? "EXPIRYKIT_SERVER_TLS_CERT" : "EXPIRYKIT_SERVER_TLS_KEY") +
+                      " is set without " + (c.server_tls_cert ? "EXPIRYKIT_SERVER_TLS_KEY" : "EXPIRYKIT_SERVER_TLS_CERT") +
+                      ": a client certificate needs both (PEM files)");
+  if (!c.server_tls_ca) {
+    if (c.server_tls_cert)
+      throw ServerError("EXPIRYKIT_SERVER_TLS_CERT is set without EXPIRYKIT_SERVER_TLS_CA (the CA file that verifies the server)");
+    return std::nullopt;
+  }
+  return resp::Tls{*c.server_tls_ca, c.server_tls_cert.value_or(""), c.server_tls_key.value_or(""), ""};
+}
+
+namespace detail {
+/// external_credentials() and external_tls() as every connection's fallback.
+inline void use_external_settings() {
+  resp::set_fallback_credentials(external_credentials());
+  resp::set_fallback_tls(external_tls());
+}
+}  // namespace detail
+
 /// The external server of this run, EXPIRYKIT_SERVER_ADDR (as written, host, port); nullopt when
-/// the kit spawns its servers. When set, external_credentials() become the fallback credentials
-/// (see the file comment). Throws as external_credentials() does.
+/// the kit spawns its servers. When set, external_credentials() and external_tls() become the
+/// fallbacks of every connection (see the file comment). Throws as they do.
 inline std::optional<Address> external_server() {
   const auto& a = config().server_addr;
-  if (a) resp::set_fallback_credentials(external_credentials());
+  if (a) detail::use_external_settings();
   return a;
 }
 
 /// external_server() as written ("host:port"), for messages and callers that print it; nullopt
-/// when unset. Registers the credentials as external_server() does.
+/// when unset. Registers the credentials and TLS settings as external_server() does.
 inline std::optional<std::string> external_address() {
   const auto a = external_server();
   if (!a) return std::nullopt;
@@ -54,11 +82,11 @@ inline std::optional<std::string> external_address() {
 }
 
 /// The external cluster of this run, EXPIRYKIT_CLUSTER_SEED (any node of it); nullopt when the kit
-/// spawns its clusters. When set, external_credentials() become the fallback credentials (its
-/// nodes are servers the kit did not spawn). Throws as external_credentials() does.
+/// spawns its clusters. When set, external_credentials() and external_tls() become the
+/// fallbacks (its nodes are servers the kit did not spawn). Throws as they do.
 inline std::optional<Address> external_cluster() {
   const auto& s = config().cluster_seed;
-  if (s) resp::set_fallback_credentials(external_credentials());
+  if (s) detail::use_external_settings();
   return s;
 }
 

@@ -5,7 +5,8 @@
 // timeout, protocol error) throw ConnectionError, whose message names the address.
 // The connection stays on RESP2: hiredis 0.14 cannot parse RESP3 (never send HELLO 3).
 // A server that wants a password gets AUTH right after the connect, with the credentials
-// registered for its address (resp/credentials.hpp). EXPIRYKIT_WIRE_DELAY_MS (or
+// registered for its address (resp/credentials.hpp); an address with TLS settings (resp/tls.hpp)
+// gets the TLS handshake before that. EXPIRYKIT_WIRE_DELAY_MS (or
 // set_reply_delay()) makes every round trip that much slower: a test run on a slow wire.
 #pragma once
 
@@ -28,6 +29,7 @@
 #include <expirykit/config.hpp>
 #include <expirykit/resp/credentials.hpp>
 #include <expirykit/resp/reply.hpp>
+#include <expirykit/resp/tls.hpp>
 
 namespace expirykit::resp {
 
@@ -89,9 +91,11 @@ class Client {
     std::chrono::milliseconds command_timeout{30000};
   };
 
-  /// Connects to host:port, then sends AUTH when credentials_for(address()) names some. Throws
-  /// ConnectionError ("127.0.0.1:7000: Connection refused"; "127.0.0.1:7000: AUTH as the default
-  /// user refused: WRONGPASS ..." without the password).
+  /// Connects to host:port, starts TLS when tls_for(address()) names settings, then sends AUTH
+  /// when credentials_for(address()) names some. Throws ConnectionError ("127.0.0.1:7000:
+  /// Connection refused"; "127.0.0.1:7000: TLS handshake failed: ..."; "127.0.0.1:7000: AUTH as
+  /// the default user refused: WRONGPASS ..." without the password; TLS settings in a build
+  /// without TLS: resp/tls.hpp).
   Client(std::string host, int port) : Client(std::move(host), port, Options{}) {}
   Client(std::string host, int port, Options opts)
       : host_(std::move(host)), port_(port), delay_(partial_config().wire_delay_ms) {
@@ -101,6 +105,8 @@ class Client {
     if (opts.command_timeout.count() > 0 &&
         redisSetTimeout(ctx_.get(), detail::to_timeval(opts.command_timeout)) != REDIS_OK)
       fail("cannot set the command timeout");
+    if (const auto t = tls_for(address()))
+      tls_ = std::make_unique<detail::TlsSession>(ctx_.get(), *t, [this](const std::string& why) { fail(why.c_str()); });
     if (const auto cr = credentials_for(address())) {
       append(cr->user.empty() ? Argv{"AUTH", cr->password} : Argv{"AUTH", cr->user, cr->password});
       const Reply r = read();
@@ -252,6 +258,7 @@ class Client {
 
   std::string host_;
   int port_;
+  std::unique_ptr<detail::TlsSession> tls_;  // before ctx_: destroyed after it (resp/tls.hpp)
   std::unique_ptr<redisContext, detail::ContextFree> ctx_;
   std::chrono::milliseconds delay_{0};
   bool unsent_ = false;  // append() queued something read() has not sent yet

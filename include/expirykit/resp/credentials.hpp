@@ -14,13 +14,14 @@
 // (process/target.hpp: EXPIRYKIT_SERVER_PASSWORD and EXPIRYKIT_SERVER_USER as the fallback).
 // AUTH <password> and AUTH <user> <password> are the servers' commands (valkey.io/commands/auth,
 // redis.io/docs/latest/commands/auth; the two-argument form needs ACLs: Redis 6.0+, Valkey 7.2+).
-// Thread-safe. Passwords never appear in an error message.
+// Thread-safe (resp/detail/by_address.hpp). Passwords never appear in an error message.
 #pragma once
 
-#include <map>
-#include <mutex>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include <expirykit/resp/detail/by_address.hpp>
 
 namespace expirykit::resp {
 
@@ -30,45 +31,20 @@ struct Credentials {
   friend bool operator==(const Credentials&, const Credentials&) = default;
 };
 
-namespace detail {
-struct CredentialRegistry {
-  std::mutex mu;
-  std::map<std::string, std::optional<Credentials>> by_address;
-  std::optional<Credentials> fallback;
-};
-// Never destroyed: a Server in static storage (a test binary's shared server) forgets its entry
-// in its destructor, which may run after a function-local static's.
-inline CredentialRegistry& credential_registry() {
-  static CredentialRegistry* r = new CredentialRegistry;
-  return *r;
-}
-}  // namespace detail
-
 /// The credentials of connections to `address` ("host:port"); std::nullopt: connect without AUTH
 /// even when a fallback is set.
 inline void set_credentials(const std::string& address, std::optional<Credentials> c) {
-  auto& r = detail::credential_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  r.by_address[address] = std::move(c);
+  detail::by_address<Credentials>().set(address, std::move(c));
 }
 /// Drops `address`'s own entry: the fallback applies to it again.
-inline void forget_credentials(const std::string& address) {
-  auto& r = detail::credential_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  r.by_address.erase(address);
-}
+inline void forget_credentials(const std::string& address) { detail::by_address<Credentials>().forget(address); }
 /// The credentials of every address without an entry of its own; std::nullopt: none.
 inline void set_fallback_credentials(std::optional<Credentials> c) {
-  auto& r = detail::credential_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  r.fallback = std::move(c);
+  detail::by_address<Credentials>().set_fallback(std::move(c));
 }
 /// What a connection to `address` authenticates with (see the file comment); nullopt: no AUTH.
 inline std::optional<Credentials> credentials_for(const std::string& address) {
-  auto& r = detail::credential_registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  if (auto it = r.by_address.find(address); it != r.by_address.end()) return it->second;
-  return r.fallback;
+  return detail::by_address<Credentials>().lookup(address);
 }
 
 }  // namespace expirykit::resp

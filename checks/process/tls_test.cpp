@@ -1,0 +1,163 @@
+// Servers that speak TLS (resp/tls.hpp, process/tls_certificates.hpp): a spawned one with
+// certificates the test makes, a replica set over TLS, external mode with EXPIRYKIT_SERVER_TLS_*;
+// and, in a build without TLS (hiredis 0.14), the error that says what is missing.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <expirykit/process/replica_set.hpp>
+#include <expirykit/process/server.hpp>
+#include <expirykit/process/target.hpp>
+#include <expirykit/process/temp_dir.hpp>
+#include <expirykit/process/tls_certificates.hpp>
+
+#include "../common/env.hpp"
+
+using namespace expirykit;
+using Catch::Matchers::ContainsSubstring;
+using resp::Reply;
+
+namespace {
+/// The message of what connecting to `address` and sending PING throws, "" if nothing does.
+std::string ping_error(const std::string& host, int port) {
+  try {
+    resp::Client c(host, port);
+    const Reply r = c("PING");
+    if (r != Reply::status("PONG")) return "PING answered " + r.to_string();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return {};
+}
+}  // namespace
+
+TEST_CASE("make_test_certificates: a CA, a server certificate for 127.0.0.1 and a client one, verified by openssl",
+          "[process][tls]") {
+  process::TempDir d;
+  const auto t = process::make_test_certificates(d.path() / "certs");
+  for (const auto& f : {t.ca_cert, t.ca_key, t.server_cert, t.server_key, t.client_cert, t.client_key})
+    CHECK(std::filesystem::file_size(f) > 0);
+  namespace bp = boost::process;
+  bp::ipstream out;
+  const int rc = bp::system(bp::search_path("openssl"), "verify", "-CAfile", t.ca_cert.string(), t.server_cert.string(),
+                            t.client_cert.string(), bp::std_out > out, bp::std_err > bp::null);
+  std::string all, line;
+  while (std::getline(out, line)) all += line + "\n";
+  CHECK(rc == 0);
+  CHECK_THAT(all, ContainsSubstring("server.crt: OK") && ContainsSubstring("client.crt: OK"));
+  CHECK(t.client() == resp::Tls{t.ca_cert, t.client_cert, t.client_key, ""});
+}
+
+TEST_CASE("Without TLS in the build, TLS settings fail at once and say what the build needs", "[process][tls]") {
+  if (resp::tls_supported) SKIP("this build has TLS (hiredis_ssl): the TLS cases below run instead");
+  process::TempDir d;
+  process::ServerOptions o;
+  o.tls = process::make_test_certificates(d.path());
+  try {
+    process::Server s(o);
+    FAIL("a TLS server started in a build without TLS");
+  } catch (const process::ServerError& e) {
+    CHECK_THAT(std::string(e.what()), ContainsSubstring("no TLS") && ContainsSubstring("hiredis 1.x"));
+  }
+  process::Server plain;
+  resp::set_tls(plain.address(), o.tls->client());
+  const std::string e = ping_error(plain.host(), plain.port());
+  CHECK_THAT(e, ContainsSubstring(plain.address() + ": TLS is set for this address") &&
+                    ContainsSubstring("hiredis_ssl") && ContainsSubstring("EXPIRYKIT_HIREDIS_PREFIX"));
+  resp::forget_tls(plain.address());
+  resp::set_tls(plain.address(), std::nullopt);
+}
+
+TEST_CASE("A spawned TLS server: the kit's connections speak TLS; plain TCP, another CA and no client certificate "
+          "are refused", "[process][tls]") {
+  if (!resp::tls_supported) SKIP("this build has no TLS (hiredis 0.14): see the case above");
+  process::TempDir d;
+  process::ServerOptions o;
+  o.tls = process::make_test_certificates(d.path() / "ours");
+  process::Server s(o);  // its readiness PING spoke TLS
+  auto c = s.client();
+  // Plain commands with a key TTL: the transport is under test, on every line (7.0 has no field TTLs).
+  CHECK(c("HSET", "h", "a", "1") == Reply::integer(1));
+  CHECK(c("PEXPIRE", "h", "100000") == Reply::integer(1));
+  CHECK(c("PTTL", "h").as_integer() > 90000);
+  CHECK(c("CONFIG", "GET", "port") == Reply::strings({"port", "0"}));  // no plain TCP port
+  CHECK(c("CONFIG", "GET", "tls-port") == Reply::strings({"tls-port", std::to_string(s.port())}));
+
+  const auto ours = resp::tls_for(s.address());
+  REQUIRE(ours == o.tls->client());
+  resp::set_tls(s.address(), std::nullopt);  // plain TCP to the TLS port
+  CHECK_FALSE(ping_error(s.host(), s.port()).empty());
+  const auto theirs = process::make_test_certificates(d.path() / "theirs");
+  resp::set_tls(s.address(), theirs.client());  // a CA that did not sign the server's certificate
+  CHECK_THAT(ping_error(s.host(), s.port()),
+             ContainsSubstring(s.address() + ": TLS handshake failed") && ContainsSubstring(theirs.ca_cert.string()));
+  resp::set_tls(s.address(), resp::Tls{o.tls->ca_cert, "", "", ""});  // no client certificate (tls-auth-clients yes)
+  CHECK_FALSE(ping_error(s.host(), s.port()).empty());
+  resp::set_tls(s.address(), resp::Tls{o.tls->ca_cert, o.tls->client_cert, "", ""});
+  CHECK_THAT(ping_error(s.host(), s.port()), ContainsSubstring("client certificate without its key"));
+  resp::set_tls(s.address(), resp::Tls{d.path() / "missing.crt", "", "", ""});
+  CHECK_THAT(ping_error(s.host(), s.port()), ContainsSubstring("TLS settings refused (ca_cert " + (d.path() / "missing.crt").string()));
+  resp::set_tls(s.address(), ours);
+  CHECK(ping_error(s.host(), s.port()).empty());
+}
+
+TEST_CASE("A replica set over TLS: the replica syncs from its TLS primary and keeps the TTL",
+          "[process][tls][replica]") {
+  if (!resp::tls_supported) SKIP("this build has no TLS (hiredis 0.14)");
+  process::TempDir d;
+  process::ReplicaSetOptions o;
+  o.primary.tls = process::make_test_certificates(d.path());
+  process::ReplicaSet rs(o);
+  auto p = rs.primary().client();
+  REQUIRE(p("HSET", "h", "a", "1") == Reply::integer(1));
+  REQUIRE(p("PEXPIRE", "h", "100000") == Reply::integer(1));
+  rs.sync();
+  auto r = rs.replica(0).client();
+  CHECK(r("HGET", "h", "a") == Reply::string("1"));
+  CHECK(r("PTTL", "h").as_integer() > 90000);
+  CHECK(r("CONFIG", "GET", "tls-replication") == Reply::strings({"tls-replication", "yes"}));
+}
+
+TEST_CASE("External mode speaks TLS with EXPIRYKIT_SERVER_TLS_CA, _CERT and _KEY, and says which is missing",
+          "[process][tls]") {
+  if (!resp::tls_supported) SKIP("this build has no TLS (hiredis 0.14)");
+  process::TempDir d;
+  process::ServerOptions o;
+  o.tls = process::make_test_certificates(d.path());
+  process::Server s(o);
+  resp::forget_tls(s.address());  // as a server the kit did not spawn
+  ekcheck::ScopedEnv addr("EXPIRYKIT_SERVER_ADDR", s.address().c_str());
+  auto error_of = [] {
+    try {
+      process::Target t;
+    } catch (const process::ServerError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  {
+    ekcheck::ScopedEnv ca("EXPIRYKIT_SERVER_TLS_CA", o.tls->ca_cert.c_str()),
+        cert("EXPIRYKIT_SERVER_TLS_CERT", o.tls->client_cert.c_str()), key("EXPIRYKIT_SERVER_TLS_KEY", o.tls->client_key.c_str());
+    process::Target t;
+    REQUIRE(t.external());
+    CHECK(t.client()("PING") == Reply::status("PONG"));
+    CHECK(t.identity().version.to_string() == s.binary_version().version);
+  }
+  {
+    ekcheck::ScopedEnv ca("EXPIRYKIT_SERVER_TLS_CA", nullptr), cert("EXPIRYKIT_SERVER_TLS_CERT", nullptr),
+        key("EXPIRYKIT_SERVER_TLS_KEY", nullptr);
+    CHECK_THAT(error_of(), ContainsSubstring("if that port speaks TLS, set EXPIRYKIT_SERVER_TLS_CA"));
+  }
+  {
+    ekcheck::ScopedEnv ca("EXPIRYKIT_SERVER_TLS_CA", o.tls->ca_cert.c_str()),
+        cert("EXPIRYKIT_SERVER_TLS_CERT", o.tls->client_cert.c_str()), key("EXPIRYKIT_SERVER_TLS_KEY", nullptr);
+    CHECK_THAT(error_of(), ContainsSubstring("EXPIRYKIT_SERVER_TLS_CERT is set without EXPIRYKIT_SERVER_TLS_KEY"));
+  }
+  {
+    ekcheck::ScopedEnv ca("EXPIRYKIT_SERVER_TLS_CA", (d.path() / "nowhere.crt").c_str()),
+        cert("EXPIRYKIT_SERVER_TLS_CERT", nullptr), key("EXPIRYKIT_SERVER_TLS_KEY", nullptr);
+    CHECK_THAT(error_of(), ContainsSubstring("TLS settings refused") &&
+                               ContainsSubstring("check EXPIRYKIT_SERVER_TLS_CA, EXPIRYKIT_SERVER_TLS_CERT"));
+  }
+  resp::set_fallback_tls(std::nullopt);
+  resp::set_fallback_credentials(std::nullopt);
+}
