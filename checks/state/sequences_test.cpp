@@ -126,7 +126,9 @@ TEST_CASE_METHOD(TwinFixture, "Report: a random reply's model line says it allow
   t.run("HRANDFIELD nokey");  // nil: one reply
   t.run("MULTI");
   t.run("HRANDFIELD h 1");  // QUEUED: one reply
-  t.run("EXEC");
+  t.run("HLEN h");
+  const auto exec = t.run("EXEC");  // the HRANDFIELD's element of the EXEC's reply is candidates
+  CHECK(exec.ok);
   const std::string script = t.script();
   INFO(script);
   // The model's reply to HRANDFIELD holds the live fields an allowed reply is drawn from: the
@@ -137,5 +139,9 @@ TEST_CASE_METHOD(TwinFixture, "Report: a random reply's model line says it allow
   CHECK(script.find("STRLEN x\n#   server: (integer) 0\n#   model:  (unmodelled: ") != std::string::npos);
   CHECK(script.find("HRANDFIELD nokey\n#   server: (nil)\n#   model:  (nil)\n") != std::string::npos);
   CHECK(script.find("HRANDFIELD h 1\n#   server: QUEUED\n#   model:  QUEUED\n") != std::string::npos);
+  CHECK(script.find("EXEC\n#   server: [[") != std::string::npos);
+  CHECK(script.find("\n#   model:  [any reply drawn from [\"a\", \"1\", \"b\", \"2\"], (integer) 2]\n") != std::string::npos);
+  INFO(exec.describe());
+  CHECK(exec.describe().find("model:  [any reply drawn from [\"a\", \"1\", \"b\", \"2\"], (integer) 2]") != std::string::npos);
   CHECK(script.find("<-- MISMATCH") == std::string::npos);
 }

@@ -145,6 +145,14 @@ class Reply {
     return *this;
   }
 
+  /// to_string() on one line: arrays as [a, b, ...], each element as to_string() would show it.
+  std::string oneline() const {
+    if (!is_array()) return to_string();
+    std::string out = "[";
+    for (std::size_t i = 0; i < size(); ++i) out += (i ? ", " : "") + (*this)[i].oneline();
+    return out + "]";
+  }
+
   /// valkey-cli style rendering, multi-line for arrays.
   std::string to_string() const {
     std::string out;

@@ -32,12 +32,12 @@ inline std::string coverage_table(const std::map<std::string, CommandCoverage>& 
 }
 
 /// The model's side of step `s` on one line, as the scripts show it: "(unmodelled: <why>)" for
-/// a command outside the model; "any reply drawn from [...]" for a random reply
-/// (Step::model_reply_is_candidates: HRANDFIELD, HSCAN); else the model's reply (oneline).
+/// a command outside the model; "any reply drawn from [...]" for a random reply, alone or inside
+/// an EXEC's or a script's array (Step::model_text: HRANDFIELD, HSCAN); else the model's reply
+/// (oneline).
 inline std::string model_line(const Step& s) {
   if (!s.unmodelled.empty()) return "(unmodelled: " + s.unmodelled + ")";
-  if (s.model_reply_is_candidates()) return "any reply drawn from " + oneline(s.model);
-  return oneline(s.model);
+  return s.model_text([](const Reply& r) { return oneline(r); });
 }
 
 /// Step `s` as lines of a replayable script: the command (resp::cli_line), "#   on <node>" when

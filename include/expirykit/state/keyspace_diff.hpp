@@ -27,12 +27,7 @@
 namespace expirykit::state {
 
 /// A reply on one line: arrays as [a, b, ...].
-inline std::string oneline(const resp::Reply& r) {
-  if (!r.is_array()) return r.to_string();
-  std::string out = "[";
-  for (std::size_t i = 0; i < r.size(); ++i) out += (i ? ", " : "") + oneline(r[i]);
-  return out + "]";
-}
+inline std::string oneline(const resp::Reply& r) { return r.oneline(); }
 
 struct KeyspaceDiffOptions {
   int64_t time_tolerance_ms = 0;  ///< allowed difference (ms) of HPEXPIRETIME read back

@@ -2,6 +2,7 @@
 // with what each side said it emitted (replies, keyspace notifications, tracking invalidations).
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -47,16 +48,36 @@ struct Step {
   /// HRANDFIELD and HSCAN an array reply holds the live fields and values an allowed reply is
   /// drawn from (model::allowed_random_reply, model/canonical.hpp). Any other reply (an error,
   /// nil, QUEUED, a step not sent) is one reply. Inside an EXEC's or a script's reply the
-  /// elements of such commands are candidates too, shown as they are.
+  /// elements of such commands are candidates too (model_text() marks them).
   bool model_reply_is_candidates() const { return model.is_array() && unmodelled.empty() && model::draws_reply(argv); }
+
+  /// `model` as text by `fmt` (a Reply to a string), with what stands for candidates marked "any
+  /// reply drawn from ...": the whole reply (model_reply_is_candidates()), or, in an EXEC's or a
+  /// script's array (one element per command of `batch`), the array elements of HRANDFIELD and
+  /// HSCAN commands, the array then on one line: "[(integer) 2, any reply drawn from [\"a\", \"1\"]]".
+  template <class Fmt>
+  std::string model_text(Fmt fmt) const {
+    if (model_reply_is_candidates()) return "any reply drawn from " + fmt(model);
+    if (unmodelled.empty() && model.is_array() && !batch.empty() && model.size() == batch.size() &&
+        std::any_of(batch.begin(), batch.end(), [](const Argv& a) { return model::draws_reply(a); })) {
+      std::string out = "[";
+      for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (i) out += ", ";
+        const bool drawn = model::draws_reply(batch[i]) && model[i].is_array();
+        out += (drawn ? "any reply drawn from " : "") + fmt(model[i]);
+      }
+      return out + "]";
+    }
+    return fmt(model);
+  }
 
   /// Multi-line report: the command as a valkey-cli line, both replies.
   std::string describe() const {
     std::ostringstream os;
     os << resp::cli_line(argv) << "\n  server: " << indent(server.to_string()) << "\n  model:  "
-       << (!unmodelled.empty()               ? "(unmodelled: " + unmodelled + ")"
-           : model_reply_is_candidates() ? "any reply drawn from " + indent(model.to_string())
-                                         : indent(model.to_string()))
+       << (!unmodelled.empty() ? "(unmodelled: " + unmodelled + ")"
+                               // the whole reply as valkey-cli shows it; an EXEC's elements on one line
+                               : model_text([&](const Reply& r) { return &r == &model ? indent(r.to_string()) : r.oneline(); }))
        << "\n  at server time [" << before_ms << ", " << after_ms << "] ms";
     if (!known_issue.empty() && events_diff.empty())
       os << "\n  KNOWN ISSUE " << known_issue << " (known_issues/table.hpp): the model replayed its defect";
