@@ -113,6 +113,22 @@ TEST_CASE("require() skips with the reason and the server named", "[catch2]") {
                                 ContainsSubstring(": a capability no server has"));
 }
 
+TEST_CASE("EXPIRYKIT_FAIL_NOT_SUPPORTED=1: a NOT SUPPORTED skip fails, a known issue and a plain skip stay skips",
+          "[catch2]") {
+  ekcheck::ScopedEnv strict("EXPIRYKIT_FAIL_NOT_SUPPORTED", "1");
+  auto r = run_probe({"probe: skips,probe: skips plainly,probe: skips as a known issue", "--order", "decl"});
+  INFO(r.out);
+  CHECK(r.code != 0);
+  CHECK(r.code != 4);
+  REQUIRE(r.verdicts.size() == 3);
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: skips\tFAIL\tNOT SUPPORTED, a failure under "
+                                              "EXPIRYKIT_FAIL_NOT_SUPPORTED=1: not supported by ") &&
+                                ContainsSubstring(": a capability no server has"));
+  CHECK_THAT(r.verdicts[1], ContainsSubstring("probe: skips plainly\tSKIPPED\t"));
+  CHECK_THAT(r.verdicts[2], ContainsSubstring("probe: skips as a known issue\tKNOWN ISSUE\t"));
+  CHECK_THAT(r.out, !ContainsSubstring("verdict_kind.hpp"));  // reported where skip() was called
+}
+
 TEST_CASE("A skip's verdict is the one catch2::skip() was given, never read from the message; a plain SKIP is SKIPPED",
           "[catch2]") {
   auto r = run_probe({"probe: skips plainly,probe: skips as a known gap,probe: skips as a known issue,probe: skips as fixed",

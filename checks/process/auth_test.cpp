@@ -97,6 +97,9 @@ TEST_CASE("External mode authenticates with EXPIRYKIT_SERVER_PASSWORD and EXPIRY
     const std::string e = error_of();
     CHECK_THAT(e, ContainsSubstring("AUTH as the default user refused") &&
                       ContainsSubstring("check EXPIRYKIT_SERVER_PASSWORD and EXPIRYKIT_SERVER_USER"));
+    // The address once, first; the server's sentence without its full stop before ours.
+    CHECK(e.rfind("EXPIRYKIT_SERVER_ADDR=" + s.address() + ": AUTH as the default user refused", 0) == 0);
+    CHECK_THAT(e, !ContainsSubstring(".;"));
     CHECK_THAT(e, !ContainsSubstring("not-ext-pw"));
   }
   {

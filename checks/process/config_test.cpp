@@ -58,6 +58,7 @@ TEST_CASE("Config: an empty environment gives the documented defaults", "[config
   CHECK_FALSE(c.cluster_seed);
   CHECK_FALSE(c.cluster_shape);
   CHECK_FALSE(c.keep_dirs);
+  CHECK_FALSE(c.fail_not_supported);
   CHECK_FALSE(c.update_baselines);
   CHECK(c.prop_scale == 1.0);
   CHECK_FALSE(c.prop_seconds);
@@ -76,10 +77,14 @@ TEST_CASE("Config: every variable parses into its typed member", "[config]") {
                               {"EXPIRYKIT_SERVER_ADDR", "[::1]:7000"},
                               {"EXPIRYKIT_SERVER_PASSWORD", "pw"},
                               {"EXPIRYKIT_SERVER_USER", "bob"},
+                              {"EXPIRYKIT_SERVER_TLS_CA", "/certs/ca.crt"},
+                              {"EXPIRYKIT_SERVER_TLS_CERT", "/certs/client.crt"},
+                              {"EXPIRYKIT_SERVER_TLS_KEY", "/certs/client.key"},
                               {"EXPIRYKIT_SERVERS_DIR", "/srv/servers"},
                               {"EXPIRYKIT_CLUSTER_SEED", "127.0.0.1:7001"},
                               {"EXPIRYKIT_CLUSTER_SHAPE", "5x0"},
                               {"EXPIRYKIT_KEEP_DIRS", "1"},
+                              {"EXPIRYKIT_FAIL_NOT_SUPPORTED", "1"},
                               {"EXPIRYKIT_DIALECT", "redis-8.0"},
                               {"EXPIRYKIT_PROP_SCALE", "0.5"},
                               {"EXPIRYKIT_PROP_SECONDS", "0"},
@@ -99,6 +104,9 @@ TEST_CASE("Config: every variable parses into its typed member", "[config]") {
   CHECK(c.server_addr->port == 7000);
   CHECK(c.server_password == "pw");
   CHECK(c.server_user == "bob");
+  CHECK((c.server_tls_ca == std::filesystem::path("/certs/ca.crt")));
+  CHECK((c.server_tls_cert == std::filesystem::path("/certs/client.crt")));
+  CHECK((c.server_tls_key == std::filesystem::path("/certs/client.key")));
   CHECK((c.servers_dir == std::filesystem::path("/srv/servers")));
   REQUIRE(c.cluster_seed);
   CHECK(c.cluster_seed->host == "127.0.0.1");
@@ -108,6 +116,7 @@ TEST_CASE("Config: every variable parses into its typed member", "[config]") {
   CHECK(c.cluster_shape->replicas == 0);
   CHECK(c.cluster_shape->to_string() == "5x0");
   CHECK(c.keep_dirs);
+  CHECK(c.fail_not_supported);
   CHECK(c.dialect == "redis-8.0");
   CHECK(c.prop_scale == 0.5);
   CHECK(c.prop_seconds == 0.0);

@@ -84,6 +84,9 @@ struct Config {
   std::optional<ClusterShape> cluster_shape;
   /// EXPIRYKIT_KEEP_DIRS=1: keep each spawned server's folder and log.
   bool keep_dirs = false;
+  /// EXPIRYKIT_FAIL_NOT_SUPPORTED=1: a NOT SUPPORTED skip (the server lacks what a check needs:
+  /// field TTLs, DEBUG, a dialect) fails the test instead (catch2/verdict_kind.hpp, skip()).
+  bool fail_not_supported = false;
   /// EXPIRYKIT_DIALECT: the name of the model dialect that checks the server ("redis-8.0");
   /// nullopt: the server's own (server/dialect_choice.hpp checks the name).
   std::optional<std::string> dialect;
@@ -188,6 +191,7 @@ struct Config {
     });
     read("EXPIRYKIT_CLUSTER_SHAPE", [&](const std::string& v) { c.cluster_shape = parse_cluster_shape(v); });
     read("EXPIRYKIT_KEEP_DIRS", flag("EXPIRYKIT_KEEP_DIRS", c.keep_dirs));
+    read("EXPIRYKIT_FAIL_NOT_SUPPORTED", flag("EXPIRYKIT_FAIL_NOT_SUPPORTED", c.fail_not_supported));
     read("EXPIRYKIT_DIALECT", text(c.dialect));
     read("EXPIRYKIT_WIRE_DELAY_MS", [&](const std::string& v) {  // "0": off, as unset (a CI matrix's off leg)
       if (v == "0") return;

@@ -71,6 +71,11 @@ inline constexpr Variable variables[] = {
      "process/discovery.hpp, ci/provision-servers, ci/hiredis1, ci/kill-table, ci/memory-report"},
     {"EXPIRYKIT_KEEP_DIRS", Readers::headers, "`1` or `0`", "`0`",
      "`1`: keep each spawned server's folder and log (the path is printed)", "process/server.hpp"},
+    {"EXPIRYKIT_FAIL_NOT_SUPPORTED", Readers::headers, "`1` or `0`", "`0`",
+     "`1`: a NOT SUPPORTED skip (the server lacks field TTLs, DEBUG, a model dialect, HSETEX...) fails the test instead, "
+     "so a CI gate fails when a release loses what the tests need; KNOWN ISSUE, KNOWN GAP, FIXED and other skips "
+     "(external mode, no replicas) stay skips",
+     "catch2/verdict_kind.hpp"},
     {"EXPIRYKIT_CLUSTER_SHAPE", Readers::headers, "`<primaries>x<replicas>`: 1-99 primaries, 0-9 replicas each", "`3x1`",
      "the shape of the clusters the kit spawns (ClusterFixture's shared one, `fresh_cluster()`'s default)",
      "process/under_test.hpp, catch2/cluster_fixture.hpp, ci/conformance"},

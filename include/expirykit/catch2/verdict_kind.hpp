@@ -20,6 +20,8 @@
 #include <string>
 #include <string_view>
 
+#include <expirykit/config.hpp>
+
 namespace expirykit::catch2 {
 
 /// One check's verdict, as the conformance table and the release matrix print it (to_string()).
@@ -59,12 +61,21 @@ inline std::optional<Verdict>& pending_skip_verdict() {
 
 /// SKIPs the running test case with `message`, recording `kind` as its verdict. `kind` is one of
 /// known_issue, known_gap, fixed, not_supported, skipped; pass or fail is not a skip and FAILs
-/// the test instead, saying so. Catch2 reports the skip (or that failure) at `where`: the line
-/// that called skip(), as SKIP(message) written there would be.
+/// the test instead, saying so. With EXPIRYKIT_FAIL_NOT_SUPPORTED=1 (config.hpp) a
+/// not_supported skip FAILs the test too: "NOT SUPPORTED, a failure under
+/// EXPIRYKIT_FAIL_NOT_SUPPORTED=1: <message>". Catch2 reports the skip (or that failure) at
+/// `where`: the line that called skip(), as SKIP(message) written there would be.
 inline void skip(Verdict kind, const std::string& message,
                  std::source_location where = std::source_location::current()) {
   const Catch::SourceLineInfo at(where.file_name(), static_cast<std::size_t>(where.line()));
   const bool misuse = kind == Verdict::pass || kind == Verdict::fail;
+  if (!misuse && kind == Verdict::not_supported && config().fail_not_supported) {
+    Catch::AssertionHandler handler(Catch::StringRef("FAIL"), at, Catch::StringRef(), Catch::ResultDisposition::Normal);
+    handler.handleMessage(Catch::ResultWas::ExplicitFailure,
+                          "NOT SUPPORTED, a failure under EXPIRYKIT_FAIL_NOT_SUPPORTED=1: " + message);
+    handler.complete();
+    return;
+  }
   if (!misuse) detail::pending_skip_verdict() = kind;
   // What SKIP(...) / FAIL(...) expand to (catch2/catch_message.hpp), with the caller's line.
   Catch::AssertionHandler handler(Catch::StringRef(misuse ? "FAIL" : "SKIP"), at, Catch::StringRef(),

@@ -353,7 +353,9 @@ inline Verdict compare(const Measurement& m, const Baseline& b, const std::strin
       break;
     case Verdict::Status::incomparable:
       t << ". Bytes per item depend on these parameters, so the figures are not compared: measure with the "
-           "baseline's parameters (EXPIRYKIT_MEMORY_N, EXPIRYKIT_MEMORY_VALUE_SIZE, EXPIRYKIT_MEMORY_TTL unset), or "
+           "baseline's parameters (your own layout: the LayoutParams it was recorded with, n "
+        << e->n << ", value_size " << e->value_size << (e->ttl.empty() ? "" : ", ttl " + e->ttl)
+        << "; the kit's layouts: EXPIRYKIT_MEMORY_N, EXPIRYKIT_MEMORY_VALUE_SIZE, EXPIRYKIT_MEMORY_TTL unset), or "
            "record a baseline with these on purpose: "
         << update_hint(m.line, test_spec) << ".";
       break;

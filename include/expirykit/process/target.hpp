@@ -50,9 +50,11 @@ class Target {
                                  ? std::string(" (set EXPIRYKIT_SERVER_PASSWORD, and EXPIRYKIT_SERVER_USER for an ACL user)")
                                  : std::string()));
       } catch (const resp::ConnectionError& e) {
-        const std::string what = e.what();
+        std::string what = e.what();  // "<address>: <what failed>": the address is said once, first
+        if (what.rfind(a + ": ", 0) == 0) what.erase(0, a.size() + 2);
+        while (!what.empty() && (what.back() == '.' || what.back() == ' ')) what.pop_back();
         std::string hint = "; start that server or unset EXPIRYKIT_SERVER_ADDR to let the kit spawn one";
-        if (what.find(": AUTH as ") != std::string::npos)
+        if (what.rfind("AUTH as ", 0) == 0)
           hint = "; check EXPIRYKIT_SERVER_PASSWORD and EXPIRYKIT_SERVER_USER";
         else if (what.find("TLS") != std::string::npos)
           hint = "; check EXPIRYKIT_SERVER_TLS_CA, EXPIRYKIT_SERVER_TLS_CERT and EXPIRYKIT_SERVER_TLS_KEY";
