@@ -11,6 +11,9 @@ if(NOT TARGET expirykit_hiredis)
       find_dependency(OpenSSL)
       set(_ek_hiredis_libs "${EXPIRYKIT_HIREDIS_PREFIX}/lib/libhiredis_ssl.a" ${_ek_hiredis_libs} OpenSSL::SSL OpenSSL::Crypto)
       set_target_properties(expirykit_hiredis PROPERTIES INTERFACE_COMPILE_DEFINITIONS EXPIRYKIT_HIREDIS_SSL=1)
+      message(STATUS "expirykit: hiredis 1.x with hiredis_ssl from ${EXPIRYKIT_HIREDIS_PREFIX}: TLS on")
+    else()
+      message(STATUS "expirykit: hiredis from ${EXPIRYKIT_HIREDIS_PREFIX} has no hiredis_ssl: TLS off")
     endif()
     set_target_properties(expirykit_hiredis PROPERTIES
       INTERFACE_INCLUDE_DIRECTORIES "${EXPIRYKIT_HIREDIS_PREFIX}/include"
@@ -25,8 +28,11 @@ if(NOT TARGET expirykit_hiredis)
       set_target_properties(expirykit_hiredis PROPERTIES
         INTERFACE_LINK_LIBRARIES "PkgConfig::EKPC_HIREDIS_SSL;PkgConfig::EKPC_HIREDIS"
         INTERFACE_COMPILE_DEFINITIONS EXPIRYKIT_HIREDIS_SSL=1)
+      message(STATUS "expirykit: hiredis ${EKPC_HIREDIS_VERSION} with hiredis_ssl: TLS on")
     else()
       set_target_properties(expirykit_hiredis PROPERTIES INTERFACE_LINK_LIBRARIES PkgConfig::EKPC_HIREDIS)
+      message(STATUS "expirykit: hiredis ${EKPC_HIREDIS_VERSION} without hiredis_ssl: TLS off "
+                     "(-DEXPIRYKIT_HIREDIS_PREFIX=$(bash ci/hiredis1) for TLS: docs/reference/resp/tls.md)")
     endif()
   endif()
 endif()

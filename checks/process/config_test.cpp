@@ -321,12 +321,18 @@ TEST_CASE("An external server or cluster makes the password the fallback credent
 TEST_CASE("Replay lines name every variable that picks the servers or the dialect, never the password", "[config]") {
   ScopedEnv s("EXPIRYKIT_SERVER", "/opt/it's/valkey-server"), a("EXPIRYKIT_SERVER_ADDR", "127.0.0.1:7"),
       d("EXPIRYKIT_SERVERS_DIR", "/srv"), sh("EXPIRYKIT_CLUSTER_SHAPE", "2x0"), seed("EXPIRYKIT_CLUSTER_SEED", "[::1]:9"),
-      dia("EXPIRYKIT_DIALECT", "redis-8.0"), pw("EXPIRYKIT_SERVER_PASSWORD", "secret"), scale("EXPIRYKIT_PROP_SCALE", nullptr);
+      dia("EXPIRYKIT_DIALECT", "redis-8.0"), pw("EXPIRYKIT_SERVER_PASSWORD", "secret"), scale("EXPIRYKIT_PROP_SCALE", nullptr),
+      ca("EXPIRYKIT_SERVER_TLS_CA", "/c/ca.crt"), cert("EXPIRYKIT_SERVER_TLS_CERT", "/c/cl.crt"),
+      key("EXPIRYKIT_SERVER_TLS_KEY", "/c/cl.key"), gate("EXPIRYKIT_FAIL_NOT_SUPPORTED", "1");
   CHECK(env::server_assignments() ==
         "EXPIRYKIT_SERVER='/opt/it'\\''s/valkey-server' EXPIRYKIT_SERVER_ADDR='127.0.0.1:7' EXPIRYKIT_SERVERS_DIR='/srv' "
-        "EXPIRYKIT_CLUSTER_SHAPE='2x0' EXPIRYKIT_CLUSTER_SEED='[::1]:9' EXPIRYKIT_DIALECT='redis-8.0' ");
+        "EXPIRYKIT_CLUSTER_SHAPE='2x0' EXPIRYKIT_CLUSTER_SEED='[::1]:9' EXPIRYKIT_DIALECT='redis-8.0' "
+        "EXPIRYKIT_SERVER_TLS_CA='/c/ca.crt' EXPIRYKIT_SERVER_TLS_CERT='/c/cl.crt' EXPIRYKIT_SERVER_TLS_KEY='/c/cl.key' "
+        "EXPIRYKIT_FAIL_NOT_SUPPORTED='1' ");
   ScopedEnv none_s("EXPIRYKIT_SERVER", nullptr), none_a("EXPIRYKIT_SERVER_ADDR", nullptr),
       none_d("EXPIRYKIT_SERVERS_DIR", nullptr), none_sh("EXPIRYKIT_CLUSTER_SHAPE", ""), none_seed("EXPIRYKIT_CLUSTER_SEED", nullptr),
-      none_dia("EXPIRYKIT_DIALECT", nullptr);
+      none_dia("EXPIRYKIT_DIALECT", nullptr), none_ca("EXPIRYKIT_SERVER_TLS_CA", nullptr),
+      none_cert("EXPIRYKIT_SERVER_TLS_CERT", nullptr), none_key("EXPIRYKIT_SERVER_TLS_KEY", nullptr),
+      none_gate("EXPIRYKIT_FAIL_NOT_SUPPORTED", nullptr);
   CHECK(env::server_assignments().empty());
 }

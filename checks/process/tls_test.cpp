@@ -148,6 +148,11 @@ TEST_CASE("External mode speaks TLS with EXPIRYKIT_SERVER_TLS_CA, _CERT and _KEY
     CHECK_THAT(error_of(), ContainsSubstring("if that port speaks TLS, set EXPIRYKIT_SERVER_TLS_CA"));
   }
   {
+    ekcheck::ScopedEnv ca("EXPIRYKIT_SERVER_TLS_CA", o.tls->ca_cert.c_str()), cert("EXPIRYKIT_SERVER_TLS_CERT", nullptr),
+        key("EXPIRYKIT_SERVER_TLS_KEY", nullptr);  // the server has tls-auth-clients yes
+    CHECK_THAT(error_of(), ContainsSubstring("wants a client certificate: set EXPIRYKIT_SERVER_TLS_CERT"));
+  }
+  {
     ekcheck::ScopedEnv ca("EXPIRYKIT_SERVER_TLS_CA", o.tls->ca_cert.c_str()),
         cert("EXPIRYKIT_SERVER_TLS_CERT", o.tls->client_cert.c_str()), key("EXPIRYKIT_SERVER_TLS_KEY", nullptr);
     CHECK_THAT(error_of(), ContainsSubstring("EXPIRYKIT_SERVER_TLS_CERT is set without EXPIRYKIT_SERVER_TLS_KEY"));

@@ -199,7 +199,8 @@ inline std::string shell_quote(const std::string& s) {
 
 /// The variables that pick the servers under test and the model that checks them
 /// (EXPIRYKIT_SERVER, EXPIRYKIT_SERVER_ADDR, EXPIRYKIT_SERVERS_DIR, EXPIRYKIT_CLUSTER_SHAPE,
-/// EXPIRYKIT_CLUSTER_SEED, EXPIRYKIT_DIALECT, EXPIRYKIT_WIRE_DELAY_MS) as the configuration
+/// EXPIRYKIT_CLUSTER_SEED, EXPIRYKIT_DIALECT, EXPIRYKIT_WIRE_DELAY_MS), how the server is reached
+/// (EXPIRYKIT_SERVER_TLS_CA, _CERT, _KEY) and EXPIRYKIT_FAIL_NOT_SUPPORTED as the configuration
 /// holds them now (config(): the environment as last read), as shell assignments each followed
 /// by a space ("" when none is set): the start of a replay command line. The password is never
 /// printed. Throws std::invalid_argument as config() does.
@@ -214,6 +215,12 @@ inline std::string server_assignments() {
   if (c.cluster_seed) put("EXPIRYKIT_CLUSTER_SEED", c.cluster_seed->text);
   if (c.dialect) put("EXPIRYKIT_DIALECT", *c.dialect);  // another dialect checks other replies
   if (c.wire_delay_ms) put("EXPIRYKIT_WIRE_DELAY_MS", std::to_string(c.wire_delay_ms));  // a margin it broke
+  // How the server is reached (file paths, no secret: the password stays out) and a gate that
+  // turned a skip into the failure.
+  if (c.server_tls_ca) put("EXPIRYKIT_SERVER_TLS_CA", c.server_tls_ca->string());
+  if (c.server_tls_cert) put("EXPIRYKIT_SERVER_TLS_CERT", c.server_tls_cert->string());
+  if (c.server_tls_key) put("EXPIRYKIT_SERVER_TLS_KEY", c.server_tls_key->string());
+  if (c.fail_not_supported) put("EXPIRYKIT_FAIL_NOT_SUPPORTED", "1");
   return out;
 }
 

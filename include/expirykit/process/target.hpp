@@ -56,11 +56,22 @@ class Target {
         std::string hint = "; start that server or unset EXPIRYKIT_SERVER_ADDR to let the kit spawn one";
         if (what.rfind("AUTH as ", 0) == 0)
           hint = "; check EXPIRYKIT_SERVER_PASSWORD and EXPIRYKIT_SERVER_USER";
+        else if (what.find("has no TLS") != std::string::npos)
+          hint = "";  // the message says what the build needs
         else if (what.find("TLS") != std::string::npos)
           hint = "; check EXPIRYKIT_SERVER_TLS_CA, EXPIRYKIT_SERVER_TLS_CERT and EXPIRYKIT_SERVER_TLS_KEY";
-        else if (!external_tls() && (what.find("reset by peer") != std::string::npos ||
-                                     what.find("closed the connection") != std::string::npos))
-          hint = "; if that port speaks TLS, set EXPIRYKIT_SERVER_TLS_CA (and _CERT, _KEY for a client certificate)";
+        else if (what.find("reset by peer") != std::string::npos || what.find("closed the connection") != std::string::npos) {
+          // The server is there but dropped the connection: a TLS port reached over plain TCP, or
+          // a TLS server with tls-auth-clients yes given no client certificate.
+          const auto tls = external_tls();
+          if (!tls)
+            hint = std::string("; if that port speaks TLS, set EXPIRYKIT_SERVER_TLS_CA (and _CERT, _KEY for a client "
+                               "certificate)") +
+                   (resp::tls_supported ? "" : "; this build has no TLS: resp/tls.hpp says what it needs");
+          else if (tls->cert.empty())
+            hint = "; a server with tls-auth-clients yes wants a client certificate: set EXPIRYKIT_SERVER_TLS_CERT and "
+                   "EXPIRYKIT_SERVER_TLS_KEY";
+        }
         throw ServerError(std::string("EXPIRYKIT_SERVER_ADDR=") + a + ": " + what + hint);
       }
     } else {

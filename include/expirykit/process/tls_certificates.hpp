@@ -78,6 +78,8 @@ inline TlsCertificates make_test_certificates(const std::filesystem::path& dir) 
   req({"req", "-subj", "/CN=expirykit test client", "-keyout", t.client_key.string(), "-out",
        (dir / "client.csr").string()});
   sign(dir / "client.csr", t.client_cert, false);
+  std::error_code ec;  // what only the making needed
+  for (const char* f : {"server.csr", "client.csr", "server.ext", "ca.srl", "openssl.log"}) std::filesystem::remove(dir / f, ec);
   return t;
 }
 
