@@ -83,6 +83,35 @@ TEST_CASE_METHOD(TwinFixture, "Exact replies: HTTL, HPTTL, HEXPIRETIME and HPEXP
   check_same_state();
 }
 
+TEST_CASE_METHOD(TwinFixture, "Exact replies: a zero or past TTL under NX, XX, GT and LT deletes exactly the fields whose condition holds",
+                 "[semantics][exact]") {
+  require_field_ttl();
+  // The conditions (valkey.io/commands/hexpire, redis.io/docs/latest/commands/hexpire): NX a
+  // field without a TTL, XX one with a TTL, GT a later deadline, LT an earlier one, a field
+  // without a TTL counting as an infinite TTL for GT and LT. A time of 0 (or in the past) deletes
+  // the field where the condition holds (2) and leaves it, TTL and all, where not (0). Here a has
+  // a TTL of 100 s, b none. Before issue 22 only random sequences reached these, by chance.
+  const auto reset = [&] {
+    REQUIRE(both("DEL h").is_integer());
+    REQUIRE(both("HSET h a 1 b 2") == Reply::integer(2));
+    REQUIRE(both("HPEXPIRE h 100000 FIELDS 1 a") == Reply::ints({1}));
+  };
+  reset();
+  CHECK(both("HEXPIRE h 0 NX FIELDS 2 a b") == Reply::ints({0, 2}));
+  CHECK(both("HKEYS h") == Reply::strings({"a"}));
+  reset();
+  CHECK(both("HPEXPIRE h 0 XX FIELDS 2 a b") == Reply::ints({2, 0}));
+  CHECK(both("HKEYS h") == Reply::strings({"b"}));
+  reset();
+  CHECK(both("HEXPIRE h 0 GT FIELDS 2 a b") == Reply::ints({0, 0}));
+  CHECK(both("HLEN h") == Reply::integer(2));
+  CHECK(both("HPTTL h FIELDS 2 a b")[1] == Reply::integer(-1));
+  reset();
+  CHECK(both("HPEXPIREAT h 1 LT FIELDS 2 a b") == Reply::ints({2, 2}));  // a past absolute time
+  CHECK(both("EXISTS h") == Reply::integer(0));                          // its last fields gone
+  check_same_state();
+}
+
 TEST_CASE_METHOD(TwinFixture, "Exact replies: HSETEX FNX and FXX set nothing when a field exists or not; KEEPTTL keeps it",
                  "[semantics][exact]") {
   require_field_ttl();
