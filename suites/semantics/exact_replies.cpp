@@ -187,3 +187,43 @@ TEST_CASE_METHOD(TwinFixture, "Exact counters: a key whose TTL runs out counts o
   check_same_state();
   REQUIRE(t.set_active_expire(true) == Reply::ok());
 }
+
+TEST_CASE_METHOD(TwinFixture, "Exact memory: commands that meet only a missing field leave MEMORY USAGE of a hash with field TTLs unchanged",
+                 "[semantics][exact][memory]") {
+  require_field_ttl();
+  // A command that finds none of its fields changes nothing (the command pages: -2 / 0 / nil
+  // per missing field), so the key's footprint must stay the byte it was, in the compact
+  // encoding (Redis listpackex, Valkey's) and in hashtable (hash-max-listpack-entries 8 here).
+  // Live 2026-12-05 with valkey-cli on valkey 9.1.2, redis 8.0.6 and 8.6.3: unchanged for each
+  // command below, both encodings.
+  auto& c = client();
+  REQUIRE(c("CONFIG", "SET", "hash-max-listpack-entries", "8") == Reply::ok());
+  REQUIRE(both("HSET small a 1 b 2 c 3") == Reply::integer(3));
+  REQUIRE(both("HPEXPIRE small 100000 FIELDS 1 a") == Reply::ints({1}));
+  std::string hset = "HSET big";
+  for (int i = 0; i < 20; ++i) hset += " f" + std::to_string(i) + " v" + std::to_string(i);
+  REQUIRE(both(hset) == Reply::integer(20));
+  REQUIRE(both("HPEXPIRE big 100000 FIELDS 2 f1 f2") == Reply::ints({1, 1}));
+  CHECK(c("OBJECT", "ENCODING", "big") == Reply::string("hashtable"));
+  // A hashtable still rehashing steps on each lookup (and may shrink its footprint when done):
+  // lookups first, so what is measured is the commands alone.
+  for (int i = 0; i < 64; ++i) c("HEXISTS", "big", "zz");
+  std::vector<std::string> lines = {"HEXPIRE {k} 100 FIELDS 1 zz", "HPEXPIRE {k} 100 NX FIELDS 1 zz",
+                                    "HPEXPIREAT {k} 1 FIELDS 1 zz", "HPERSIST {k} FIELDS 1 zz", "HDEL {k} zz",
+                                    "HTTL {k} FIELDS 1 zz"};
+  if (identity().caps.hgetdel) lines.push_back("HGETDEL {k} FIELDS 1 zz");
+  if (identity().caps.hsetex)
+    for (const char* l : {"HGETEX {k} PERSIST FIELDS 1 zz", "HGETEX {k} EX 100 FIELDS 1 zz", "HSETEX {k} FXX EX 100 FIELDS 1 zz v"})
+      lines.push_back(l);
+  for (const std::string key : {"small", "big"}) {
+    const Reply before = c("MEMORY", "USAGE", key, "SAMPLES", "0");
+    REQUIRE(before.is_integer());
+    for (std::string line : lines) {
+      line.replace(line.find("{k}"), 3, key);
+      both(line);
+      INFO(line);
+      CHECK(c("MEMORY", "USAGE", key, "SAMPLES", "0") == before);
+    }
+  }
+  check_same_state();
+}
