@@ -96,6 +96,10 @@ TEST_CASE("A spawned TLS server: the kit's connections speak TLS; plain TCP, ano
   CHECK_THAT(ping_error(s.host(), s.port()), ContainsSubstring("client certificate without its key"));
   resp::set_tls(s.address(), resp::Tls{d.path() / "missing.crt", "", "", ""});
   CHECK_THAT(ping_error(s.host(), s.port()), ContainsSubstring("TLS settings refused (ca_cert " + (d.path() / "missing.crt").string()));
+  resp::set_tls(s.address(), resp::Tls{"certs/nowhere.crt", "", "", ""});  // relative: to the working directory
+  CHECK_THAT(ping_error(s.host(), s.port()),
+             ContainsSubstring("ca_cert certs/nowhere.crt (relative to the working directory: " +
+                               (std::filesystem::current_path() / "certs/nowhere.crt").string() + ")"));
   resp::set_tls(s.address(), ours);
   CHECK(ping_error(s.host(), s.port()).empty());
 }

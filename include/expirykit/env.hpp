@@ -54,7 +54,7 @@ inline constexpr Variable variables[] = {
      "process/under_test.hpp, resp/credentials.hpp"},
     {"EXPIRYKIT_SERVER_USER", Readers::headers, "an ACL user name (Redis 6.0+, Valkey 7.2+)", "the default user",
      "the user of `AUTH <user> <password>`; set without `EXPIRYKIT_SERVER_PASSWORD` it is an error", "process/under_test.hpp"},
-    {"EXPIRYKIT_SERVER_TLS_CA", Readers::headers, "a PEM file (the CA of the server's certificate)", "plain TCP",
+    {"EXPIRYKIT_SERVER_TLS_CA", Readers::headers, "a PEM file (the CA of the server's certificate); an absolute path (ctest runs tests in the build folder)", "plain TCP",
      "with `EXPIRYKIT_SERVER_ADDR` or `EXPIRYKIT_CLUSTER_SEED` set, every connection the kit opens to a server it did not "
      "spawn speaks TLS, verifying the server against this CA; needs a build with TLS (hiredis 1.x with hiredis_ssl: "
      "Debian 12's hiredis 0.14 has none, and then the connection fails saying so)",
@@ -169,6 +169,9 @@ inline constexpr Variable variables[] = {
     {"EXPIRYKIT_SOURCE_DIR", Readers::cmake, "a checkout of the kit", "empty: `find_package`",
      "examples/downstream: `add_subdirectory` of that checkout", "examples/downstream/CMakeLists.txt"},
     // ---- compile definitions and macros ----
+    {"EXPIRYKIT_HIREDIS_SSL", Readers::defines, "`1` (set by CMake on the `expirykit::expirykit` target)",
+     "unset: no TLS", "the hiredis linked is 1.x with hiredis_ssl: resp::Client can speak TLS (`resp::tls_supported`)",
+     "cmake/expirykitDependencies.cmake, resp/tls.hpp"},
     {"EXPIRYKIT_CATCH2_PROBE", Readers::defines, "a path (set by CMake)", "-", "the helper test binary of checks/catch2",
      "checks/catch2/CMakeLists.txt"},
     {"EXPIRYKIT_ORPHAN_PROBE", Readers::defines, "a path (set by CMake)", "-", "the helper program of the leak checks",

@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 
 #if defined(EXPIRYKIT_HIREDIS_SSL) && EXPIRYKIT_HIREDIS_SSL
@@ -65,6 +66,15 @@ inline std::optional<Tls> tls_for(const std::string& address) { return detail::b
 
 namespace detail {
 
+/// `p` for a message, with the absolute path it names when it is relative (a test under ctest
+/// runs in the build folder, where a path relative to the shell's folder points elsewhere).
+inline std::string tls_path_text(const std::filesystem::path& p) {
+  if (p.empty() || p.is_absolute()) return p.string();
+  std::error_code ec;
+  const auto abs = std::filesystem::absolute(p, ec);
+  return p.string() + (ec ? std::string() : " (relative to the working directory: " + abs.string() + ")");
+}
+
 /// The TLS side of one connection: owns hiredis's SSL context, which must outlive the
 /// redisContext it was initiated on (resp::Client destroys its context first).
 class TlsSession {
@@ -84,12 +94,12 @@ class TlsSession {
                                  key.empty() ? nullptr : key.c_str(),
                                  t.server_name.empty() ? nullptr : t.server_name.c_str(), &err);
     if (!ssl_)
-      fail(std::string("TLS settings refused (ca_cert ") + (ca.empty() ? "none" : ca) +
-           (cert.empty() ? "" : ", cert " + cert) + (key.empty() ? "" : ", key " + key) + "): " +
-           redisSSLContextGetError(err));
+      fail(std::string("TLS settings refused (ca_cert ") + (ca.empty() ? "none" : tls_path_text(t.ca_cert)) +
+           (cert.empty() ? "" : ", cert " + tls_path_text(t.cert)) + (key.empty() ? "" : ", key " + tls_path_text(t.key)) +
+           "): " + redisSSLContextGetError(err));
     if (redisInitiateSSLWithContext(c, ssl_) != REDIS_OK) {
       // `fail` adds hiredis's errstr, e.g. "certificate verify failed".
-      const std::string why = "TLS handshake failed (ca_cert " + ca + ")";
+      const std::string why = "TLS handshake failed (ca_cert " + tls_path_text(t.ca_cert) + ")";
       redisFreeSSLContext(std::exchange(ssl_, nullptr));  // no destructor runs when fail() throws
       fail(why);
     }
