@@ -4,6 +4,9 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <chrono>
+#include <memory>
+
 #include <expirykit/process/replica_set.hpp>
 #include <expirykit/process/server.hpp>
 #include <expirykit/process/target.hpp>
@@ -84,14 +87,16 @@ TEST_CASE("A spawned TLS server: the kit's connections speak TLS; plain TCP, ano
 
   const auto ours = resp::tls_for(s.address());
   REQUIRE(ours == o.tls->client());
-  resp::set_tls(s.address(), std::nullopt);  // plain TCP to the TLS port
-  CHECK_FALSE(ping_error(s.host(), s.port()).empty());
+  resp::set_tls(s.address(), std::nullopt);  // plain TCP to the TLS port: the server drops it
+  const std::string plain = ping_error(s.host(), s.port());
+  CHECK_THAT(plain, ContainsSubstring("reset by peer") || ContainsSubstring("closed the connection"));
   const auto theirs = process::make_test_certificates(d.path() / "theirs");
   resp::set_tls(s.address(), theirs.client());  // a CA that did not sign the server's certificate
   CHECK_THAT(ping_error(s.host(), s.port()),
              ContainsSubstring(s.address() + ": TLS handshake failed") && ContainsSubstring(theirs.ca_cert.string()));
   resp::set_tls(s.address(), resp::Tls{o.tls->ca_cert, "", "", ""});  // no client certificate (tls-auth-clients yes)
-  CHECK_FALSE(ping_error(s.host(), s.port()).empty());
+  const std::string no_cert = ping_error(s.host(), s.port());
+  CHECK_THAT(no_cert, ContainsSubstring("reset by peer") || ContainsSubstring("closed the connection"));
   resp::set_tls(s.address(), resp::Tls{o.tls->ca_cert, o.tls->client_cert, "", ""});
   CHECK_THAT(ping_error(s.host(), s.port()), ContainsSubstring("client certificate without its key"));
   resp::set_tls(s.address(), resp::Tls{d.path() / "missing.crt", "", "", ""});
@@ -129,6 +134,12 @@ TEST_CASE("External mode speaks TLS with EXPIRYKIT_SERVER_TLS_CA, _CERT and _KEY
   o.tls = process::make_test_certificates(d.path());
   process::Server s(o);
   resp::forget_tls(s.address());  // as a server the kit did not spawn
+  struct ResetFallbacks {  // a failed REQUIRE must not leave TLS on for the next cases
+    ~ResetFallbacks() {
+      resp::set_fallback_tls(std::nullopt);
+      resp::set_fallback_credentials(std::nullopt);
+    }
+  } reset_fallbacks;
   ekcheck::ScopedEnv addr("EXPIRYKIT_SERVER_ADDR", s.address().c_str());
   auto error_of = [] {
     try {
@@ -156,6 +167,12 @@ TEST_CASE("External mode speaks TLS with EXPIRYKIT_SERVER_TLS_CA, _CERT and _KEY
         key("EXPIRYKIT_SERVER_TLS_KEY", nullptr);  // the server has tls-auth-clients yes
     CHECK_THAT(error_of(), ContainsSubstring("wants a client certificate: set EXPIRYKIT_SERVER_TLS_CERT"));
   }
+  {  // a client certificate of a CA the server does not trust
+    const auto other = process::make_test_certificates(d.path() / "other");
+    ekcheck::ScopedEnv ca("EXPIRYKIT_SERVER_TLS_CA", o.tls->ca_cert.c_str()),
+        cert("EXPIRYKIT_SERVER_TLS_CERT", other.client_cert.c_str()), key("EXPIRYKIT_SERVER_TLS_KEY", other.client_key.c_str());
+    CHECK_THAT(error_of(), ContainsSubstring("does its tls-ca-cert-file trust the issuer of EXPIRYKIT_SERVER_TLS_CERT"));
+  }
   {
     ekcheck::ScopedEnv ca("EXPIRYKIT_SERVER_TLS_CA", o.tls->ca_cert.c_str()),
         cert("EXPIRYKIT_SERVER_TLS_CERT", o.tls->client_cert.c_str()), key("EXPIRYKIT_SERVER_TLS_KEY", nullptr);
@@ -167,6 +184,41 @@ TEST_CASE("External mode speaks TLS with EXPIRYKIT_SERVER_TLS_CA, _CERT and _KEY
     CHECK_THAT(error_of(), ContainsSubstring("TLS settings refused") &&
                                ContainsSubstring("check EXPIRYKIT_SERVER_TLS_CA, EXPIRYKIT_SERVER_TLS_CERT"));
   }
-  resp::set_fallback_tls(std::nullopt);
-  resp::set_fallback_credentials(std::nullopt);
+}
+
+TEST_CASE("A TLS client at a plain port gives up after the connect timeout and says it met no TLS", "[process][tls]") {
+  if (!resp::tls_supported) SKIP("this build has no TLS (hiredis 0.14)");
+  process::TempDir d;
+  const auto certs = process::make_test_certificates(d.path());
+  process::Server plain;
+  resp::set_tls(plain.address(), certs.client());
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string e;
+  try {
+    resp::Client c(plain.host(), plain.port(), {std::chrono::milliseconds(500), std::chrono::milliseconds(30000)});
+  } catch (const resp::ConnectionError& x) {
+    e = x.what();
+  }
+  const auto took = std::chrono::steady_clock::now() - t0;
+  resp::set_tls(plain.address(), std::nullopt);
+  CHECK_THAT(e, ContainsSubstring("TLS handshake failed") && ContainsSubstring("no TLS answer within 500 ms"));
+  CHECK(took < std::chrono::seconds(20));  // the connect timeout, not the 30 s command timeout
+}
+
+TEST_CASE("A server forgets only its own address settings: a newer server on the same port keeps its TLS",
+          "[process][tls]") {
+  // Server A leaves a port; B (TLS) starts on it; A's destructor must not erase B's entry.
+  process::TempDir d;
+  auto a = std::make_unique<process::Server>();
+  const int port = a->port();
+  a->stop();
+  process::ServerOptions o;
+  o.port = port;
+  if (resp::tls_supported) o.tls = process::make_test_certificates(d.path());
+  else o.set("requirepass", "b-pw");  // the same registry, for credentials
+  process::Server b(o);
+  a.reset();
+  if (resp::tls_supported) CHECK(resp::tls_for(b.address()) == o.tls->client());
+  else CHECK(resp::credentials_for(b.address()) == resp::Credentials{"", "b-pw"});
+  CHECK(b.client()("PING") == Reply::status("PONG"));
 }

@@ -187,8 +187,8 @@ class Server {
       std::erase(reg.all, this);
     }
     if (!credentials_address_.empty()) {
-      resp::forget_credentials(credentials_address_);
-      resp::forget_tls(credentials_address_);
+      resp::forget_credentials(credentials_address_, this);  // unless a newer server on this port set it since
+      resp::forget_tls(credentials_address_, this);
     }
     try {
       kill();
@@ -373,14 +373,14 @@ class Server {
   /// otherwise (not external mode's fallbacks: resp/credentials.hpp, resp/tls.hpp).
   void register_credentials() {
     if (!credentials_address_.empty()) {
-      resp::forget_credentials(credentials_address_);
-      resp::forget_tls(credentials_address_);
+      resp::forget_credentials(credentials_address_, this);  // unless a newer server on this port set it since
+      resp::forget_tls(credentials_address_, this);
     }
     std::optional<resp::Credentials> own;
     if (const auto pass = opts_.get("requirepass"); pass && !pass->empty()) own = resp::Credentials{"", *pass};
     credentials_address_ = address();
-    resp::set_credentials(credentials_address_, own);
-    resp::set_tls(credentials_address_, opts_.tls ? std::optional<resp::Tls>(opts_.tls->client()) : std::nullopt);
+    resp::set_credentials(credentials_address_, own, this);
+    resp::set_tls(credentials_address_, opts_.tls ? std::optional<resp::Tls>(opts_.tls->client()) : std::nullopt, this);
   }
 
   /// nullopt when ready; otherwise the error text (the process is gone by then).

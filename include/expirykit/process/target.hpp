@@ -58,6 +58,8 @@ class Target {
           hint = "; check EXPIRYKIT_SERVER_PASSWORD and EXPIRYKIT_SERVER_USER";
         else if (what.find("has no TLS") != std::string::npos)
           hint = "";  // the message says what the build needs
+        else if (what.find("no TLS answer") != std::string::npos)
+          hint = "; if that port is a plain one, unset EXPIRYKIT_SERVER_TLS_CA (and _CERT, _KEY)";
         else if (what.find("TLS") != std::string::npos)
           hint = "; check EXPIRYKIT_SERVER_TLS_CA, EXPIRYKIT_SERVER_TLS_CERT and EXPIRYKIT_SERVER_TLS_KEY";
         else if (what.find("reset by peer") != std::string::npos || what.find("closed the connection") != std::string::npos) {
@@ -71,6 +73,9 @@ class Target {
           else if (tls->cert.empty())
             hint = "; a server with tls-auth-clients yes wants a client certificate: set EXPIRYKIT_SERVER_TLS_CERT and "
                    "EXPIRYKIT_SERVER_TLS_KEY";
+          else
+            hint = "; the server closed the TLS connection: does its tls-ca-cert-file trust the issuer of "
+                   "EXPIRYKIT_SERVER_TLS_CERT?";
         }
         throw ServerError(std::string("EXPIRYKIT_SERVER_ADDR=") + a + ": " + what + hint);
       }

@@ -38,7 +38,8 @@ struct TlsCertificates {
 
 /// Makes a CA, a server and a client certificate in `dir` (created if missing; ca.crt, ca.key,
 /// server.crt, server.key, client.crt, client.key). Takes about 0.15 s. Throws ServerError when
-/// `openssl` is not on PATH or fails (with its output).
+/// `openssl` is not on PATH or fails (with its output), std::filesystem::filesystem_error when
+/// `dir` cannot be created.
 inline TlsCertificates make_test_certificates(const std::filesystem::path& dir) {
   namespace bp = boost::process;
   std::filesystem::create_directories(dir);

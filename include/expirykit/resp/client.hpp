@@ -102,11 +102,18 @@ class Client {
     ctx_.reset(redisConnectWithTimeout(host_.c_str(), port_, detail::to_timeval(opts.connect_timeout)));
     if (!ctx_) throw ConnectionError(address() + ": cannot allocate a hiredis context");
     if (ctx_->err) fail("cannot connect");
-    if (opts.command_timeout.count() > 0 &&
+    const auto t = tls_for(address());
+    if (t) {
+      // The handshake waits at most connect_timeout (a plain port never answers it), then the
+      // command timeout (none: 0) applies.
+      if (redisSetTimeout(ctx_.get(), detail::to_timeval(opts.connect_timeout)) != REDIS_OK)
+        fail("cannot set the connect timeout");
+      tls_ = std::make_unique<detail::TlsSession>(ctx_.get(), *t, opts.connect_timeout,
+                                                  [this](const std::string& why) { fail(why.c_str()); });
+    }
+    if ((t || opts.command_timeout.count() > 0) &&
         redisSetTimeout(ctx_.get(), detail::to_timeval(opts.command_timeout)) != REDIS_OK)
       fail("cannot set the command timeout");
-    if (const auto t = tls_for(address()))
-      tls_ = std::make_unique<detail::TlsSession>(ctx_.get(), *t, [this](const std::string& why) { fail(why.c_str()); });
     if (const auto cr = credentials_for(address())) {
       append(cr->user.empty() ? Argv{"AUTH", cr->password} : Argv{"AUTH", cr->user, cr->password});
       const Reply r = read();
@@ -258,7 +265,9 @@ class Client {
 
   std::string host_;
   int port_;
-  std::unique_ptr<detail::TlsSession> tls_;  // before ctx_: destroyed after it (resp/tls.hpp)
+  // Before ctx_, so the destructor frees it last; in any order safe (SSL_new holds a reference
+  // on the SSL_CTX: resp/tls.hpp).
+  std::unique_ptr<detail::TlsSession> tls_;
   std::unique_ptr<redisContext, detail::ContextFree> ctx_;
   std::chrono::milliseconds delay_{0};
   bool unsent_ = false;  // append() queued something read() has not sent yet

@@ -33,11 +33,15 @@ struct Credentials {
 
 /// The credentials of connections to `address` ("host:port"); std::nullopt: connect without AUTH
 /// even when a fallback is set.
-inline void set_credentials(const std::string& address, std::optional<Credentials> c) {
-  detail::by_address<Credentials>().set(address, std::move(c));
+/// `owner` (optional): who sets it, for forget_credentials(address, owner).
+inline void set_credentials(const std::string& address, std::optional<Credentials> c, const void* owner = nullptr) {
+  detail::by_address<Credentials>().set(address, std::move(c), owner);
 }
-/// Drops `address`'s own entry: the fallback applies to it again.
-inline void forget_credentials(const std::string& address) { detail::by_address<Credentials>().forget(address); }
+/// Drops `address`'s own entry: the fallback applies to it again. With `owner`, only an entry
+/// that owner set last (process::Server: not one a newer server on the same port set since).
+inline void forget_credentials(const std::string& address, const void* owner = nullptr) {
+  detail::by_address<Credentials>().forget(address, owner);
+}
 /// The credentials of every address without an entry of its own; std::nullopt: none.
 inline void set_fallback_credentials(std::optional<Credentials> c) {
   detail::by_address<Credentials>().set_fallback(std::move(c));

@@ -20,6 +20,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -54,11 +55,15 @@ inline constexpr bool tls_supported = false;
 
 /// Connections to `address` ("host:port") speak TLS with `t`; std::nullopt: plain TCP even when
 /// a fallback is set.
-inline void set_tls(const std::string& address, std::optional<Tls> t) {
-  detail::by_address<Tls>().set(address, std::move(t));
+/// `owner` (optional): who sets it, for forget_tls(address, owner).
+inline void set_tls(const std::string& address, std::optional<Tls> t, const void* owner = nullptr) {
+  detail::by_address<Tls>().set(address, std::move(t), owner);
 }
-/// Drops `address`'s own entry: the fallback applies to it again.
-inline void forget_tls(const std::string& address) { detail::by_address<Tls>().forget(address); }
+/// Drops `address`'s own entry: the fallback applies to it again. With `owner`, only an entry
+/// that owner set last (process::Server: not one a newer server on the same port set since).
+inline void forget_tls(const std::string& address, const void* owner = nullptr) {
+  detail::by_address<Tls>().forget(address, owner);
+}
 /// The TLS settings of every address without an entry of its own; std::nullopt: plain TCP.
 inline void set_fallback_tls(std::optional<Tls> t) { detail::by_address<Tls>().set_fallback(std::move(t)); }
 /// What a connection to `address` speaks (see the file comment); nullopt: plain TCP.
@@ -75,8 +80,8 @@ inline std::string tls_path_text(const std::filesystem::path& p) {
   return p.string() + (ec ? std::string() : " (relative to the working directory: " + abs.string() + ")");
 }
 
-/// The TLS side of one connection: owns hiredis's SSL context, which must outlive the
-/// redisContext it was initiated on (resp::Client destroys its context first).
+/// The TLS side of one connection: owns hiredis's SSL context (the SSL object of the
+/// redisContext holds its own reference on it, so either may go first).
 class TlsSession {
  public:
 #if defined(EXPIRYKIT_HIREDIS_SSL) && EXPIRYKIT_HIREDIS_SSL
@@ -84,7 +89,7 @@ class TlsSession {
   /// (it takes the message): settings hiredis refuses (a missing or unreadable file), or a failed
   /// handshake.
   template <class Fail>
-  TlsSession(redisContext* c, const Tls& t, Fail&& fail) {
+  TlsSession(redisContext* c, const Tls& t, std::chrono::milliseconds timeout, Fail&& fail) {
     static std::once_flag init;
     std::call_once(init, [] { redisInitOpenSSL(); });
     if (!t.cert.empty() && t.key.empty()) fail("TLS settings name a client certificate without its key");
@@ -97,9 +102,17 @@ class TlsSession {
       fail(std::string("TLS settings refused (ca_cert ") + (ca.empty() ? "none" : tls_path_text(t.ca_cert)) +
            (cert.empty() ? "" : ", cert " + tls_path_text(t.cert)) + (key.empty() ? "" : ", key " + tls_path_text(t.key)) +
            "): " + redisSSLContextGetError(err));
+    const auto t0 = std::chrono::steady_clock::now();
     if (redisInitiateSSLWithContext(c, ssl_) != REDIS_OK) {
-      // `fail` adds hiredis's errstr, e.g. "certificate verify failed".
-      const std::string why = "TLS handshake failed (ca_cert " + tls_path_text(t.ca_cert) + ")";
+      // `fail` adds hiredis's errstr, e.g. "certificate verify failed"; a handshake that timed
+      // out ("(null)" from OpenSSL) most likely met a port that does not speak TLS.
+      const bool silent = std::string(c->errstr).find("(null)") != std::string::npos ||
+                          std::chrono::steady_clock::now() - t0 >= timeout;
+      const std::string why = "TLS handshake failed (ca_cert " + tls_path_text(t.ca_cert) +
+                              (silent ? "; no TLS answer within " + std::to_string(timeout.count()) +
+                                            " ms: is it a plain, non-TLS port?"
+                                      : std::string()) +
+                              ")";
       redisFreeSSLContext(std::exchange(ssl_, nullptr));  // no destructor runs when fail() throws
       fail(why);
     }
@@ -109,7 +122,7 @@ class TlsSession {
   }
 #else
   template <class Fail>
-  TlsSession(redisContext*, const Tls&, Fail&& fail) {
+  TlsSession(redisContext*, const Tls&, std::chrono::milliseconds, Fail&& fail) {
     fail("TLS is set for this address (resp/tls.hpp: EXPIRYKIT_SERVER_TLS_CA or ServerOptions::tls) but this "
          "build of the kit has no TLS: it needs hiredis 1.x with hiredis_ssl (Debian 12's libhiredis-dev is 0.14, "
          "without TLS; ci/hiredis1 builds 1.x with it, then configure with -DEXPIRYKIT_HIREDIS_PREFIX=<its prefix>)");

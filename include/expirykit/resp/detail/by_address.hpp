@@ -16,13 +16,17 @@ namespace expirykit::resp::detail {
 template <class T>
 class ByAddress {
  public:
-  void set(const std::string& address, std::optional<T> v) {
+  /// `owner` (optional) marks who set the entry, so that forget(address, owner) leaves an entry
+  /// someone else set since (a process::Server on a port another one used before).
+  void set(const std::string& address, std::optional<T> v, const void* owner = nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    by_address_[address] = std::move(v);
+    by_address_[address] = Entry{std::move(v), owner};
   }
-  void forget(const std::string& address) {
+  /// Drops `address`'s entry; with `owner`, only if that owner set it last.
+  void forget(const std::string& address, const void* owner = nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    by_address_.erase(address);
+    const auto it = by_address_.find(address);
+    if (it != by_address_.end() && (!owner || it->second.owner == owner)) by_address_.erase(it);
   }
   void set_fallback(std::optional<T> v) {
     std::lock_guard<std::mutex> lock(mu_);
@@ -30,13 +34,17 @@ class ByAddress {
   }
   std::optional<T> lookup(const std::string& address) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (auto it = by_address_.find(address); it != by_address_.end()) return it->second;
+    if (auto it = by_address_.find(address); it != by_address_.end()) return it->second.value;
     return fallback_;
   }
 
  private:
+  struct Entry {
+    std::optional<T> value;
+    const void* owner = nullptr;
+  };
   std::mutex mu_;
-  std::map<std::string, std::optional<T>> by_address_;
+  std::map<std::string, Entry> by_address_;
   std::optional<T> fallback_;
 };
 
