@@ -104,6 +104,16 @@ TEST_CASE("A passing test gives a PASS verdict with the server's identity", "[ca
   CHECK((r.verdicts[0].find("\tvalkey ") != std::string::npos || r.verdicts[0].find("\tredis ") != std::string::npos));
 }
 
+TEST_CASE("A passing test's WARN messages are its verdict's detail (the memory gate's CHANGED since ...)", "[catch2]") {
+  auto r = run_probe({"probe: passes with a warning,probe: passes", "--order", "decl"});
+  INFO(r.out);
+  CHECK(r.code == 0);
+  REQUIRE(r.verdicts.size() == 2);
+  CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: passes\tPASS\t\t"));  // no warning: no detail
+  CHECK_THAT(r.verdicts[1],
+             ContainsSubstring("probe: passes with a warning\tPASS\tCHANGED since redis-8.0: record redis-8.6's own now\t"));
+}
+
 TEST_CASE("require() skips with the reason and the server named", "[catch2]") {
   auto r = run_probe({"probe: skips"});
   INFO(r.out);

@@ -13,7 +13,8 @@
 // catch2::skip() recorded for the test case's first skip (KNOWN ISSUE, NOT SUPPORTED, ...;
 // SKIPPED for a plain SKIP), else PASS. It is written as told, never read from the message.
 // The detail is whole (never cut), with backslash, tab, CR and newline written as \\ \t \r \n:
-// a skip's message, or a FAIL's first failed assertion (expression and expansion, or the message; a
+// a PASS's WARN messages (empty without; e.g. the memory gate's "CHANGED since <line>" when a new
+// server line is gated by an older line's baseline), a skip's message, or a FAIL's first failed assertion (expression and expansion, or the message; a
 // property's message starts with the differing command, both replies, the seed and its replay
 // line), which ends with "replay: <command line>" re-running this test case against the same
 // server unless the message already carries one. ci/conformance collects these lines across test
@@ -46,12 +47,17 @@ class VerdictListener : public Catch::EventListenerBase {
 
   void testCaseStarting(const Catch::TestCaseInfo&) override {
     detail_.clear();
+    warnings_.clear();
     skipped_ = false;
     skip_verdict_ = Verdict::skipped;
     detail::pending_skip_verdict().reset();
   }
   void assertionEnded(const Catch::AssertionStats& stats) override {
     const auto& r = stats.assertionResult;
+    if (r.getResultType() == Catch::ResultWas::Warning) {  // WARN(...): a passing test's detail
+      warnings_ += (warnings_.empty() ? "" : "\n") + std::string(r.getMessage());
+      return;
+    }
     if (r.getResultType() == Catch::ResultWas::ExplicitSkip) {
       // The verdict catch2::skip() recorded just before this SKIP; none: a plain SKIP.
       auto& pending = detail::pending_skip_verdict();
@@ -95,7 +101,7 @@ class VerdictListener : public Catch::EventListenerBase {
     } else if (!detail::last_server_identity().empty()) {
       server = detail::last_server_identity();
     }
-    std::string detail = detail_;
+    std::string detail = verdict == Verdict::pass ? warnings_ : detail_;
     // Under a stand-in dialect a failure is a change since that release (or a defect).
     if (t.assertions.failed > 0 && !stand_in.empty())
       detail = "changed since " + stand_in + " (" + server + " checked against the " + stand_in + " dialect): " + detail;
@@ -142,6 +148,7 @@ class VerdictListener : public Catch::EventListenerBase {
     return ec ? std::string("?") : exe.filename().string();
   }
   std::string detail_;
+  std::string warnings_;  // the WARN messages of the test case
   bool skipped_ = false;
   Verdict skip_verdict_ = Verdict::skipped;  // of the first skip
 };
