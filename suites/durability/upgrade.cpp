@@ -50,6 +50,8 @@ class Upgrade : public catch2::ServerFixture {
   /// The previous release's binary (see the file comment); SKIPs when none is provisioned.
   fs::path previous() {
     require_own_server("starts servers of two releases");
+    // What this server lacks comes first (NOT SUPPORTED), what this machine lacks after (SKIPPED).
+    require_field_ttl();
     if (const auto& from = config().upgrade_from) {
       if (from->find('/') != std::string::npos) return *from;
       const auto p = process::provisioned_server(*from);
