@@ -15,14 +15,25 @@
 
 namespace ekcheck {
 
+/// The whole of a /proc file, "" when it cannot be read: a process that exits while it is read
+/// makes libstdc++'s filebuf throw ("basic_filebuf::underflow error reading the file: No such
+/// process", seen once in a fresh .ci/run).
+inline std::string read_proc_file(const std::filesystem::path& p) {
+  try {
+    std::ifstream in(p, std::ios::binary);
+    return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  } catch (const std::exception&) {
+    return {};
+  }
+}
+
 /// PIDs of live (non-zombie) processes whose command line contains `needle`.
 inline std::vector<pid_t> processes_with_arg(const std::string& needle) {
   std::vector<pid_t> out;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     std::string name = e.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream cmd(e.path() / "cmdline", std::ios::binary);
-    std::string all((std::istreambuf_iterator<char>(cmd)), std::istreambuf_iterator<char>());
+    const std::string all = read_proc_file(e.path() / "cmdline");
     if (all.find(needle) == std::string::npos) continue;
     std::ifstream st(e.path() / "stat");
     std::string stat;
