@@ -3,6 +3,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -49,6 +50,18 @@ Run run_probe(const std::vector<std::string>& args, const std::string& external 
   for (std::string l; std::getline(in, l);) r.verdicts.push_back(l);
   std::remove(vf.c_str());
   return r;
+}
+
+/// Whether some process waits in flock() for the file at `path`: /proc/locks lists a blocked
+/// request as "N: -> FLOCK ADVISORY WRITE <pid> <major>:<minor>:<inode> 0 EOF" (proc(5)).
+bool someone_waits_for(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return false;
+  const std::string inode = ":" + std::to_string(st.st_ino) + " ";
+  std::ifstream locks("/proc/locks");
+  for (std::string l; std::getline(locks, l);)
+    if (l.find("-> FLOCK") != std::string::npos && l.find(inode) != std::string::npos) return true;
+  return false;
 }
 }  // namespace
 
@@ -246,7 +259,13 @@ TEST_CASE("External mode: a second test process on the same server waits for the
     r = run_probe({"probe: passes"}, external.address());
     done = true;
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // Release the lock only once the probe waits for it (a fixed 500 ms was too short for a probe
+  // under ASan on a loaded machine: it came after the release and never waited).
+  const auto path = expirykit::process::ExternalLock::path_for(external.address());
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (!done && !someone_waits_for(path) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(someone_waits_for(path));
   CHECK_FALSE(done);  // it cannot have run while the lock is held
   other.reset();
   t.join();
