@@ -278,6 +278,27 @@ TEST_CASE("External mode: a second test process on the same server waits for the
   CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: passes\tPASS"));
 }
 
+TEST_CASE("External mode's banner says how the kit reaches the server: AUTH and its user, never the password",
+          "[catch2][auth]") {
+  expirykit::process::ServerOptions o;
+  o.set("requirepass", "banner-pw-4711");
+  expirykit::process::Server external(o);
+  {
+    ekcheck::ScopedEnv pw("EXPIRYKIT_SERVER_PASSWORD", "banner-pw-4711"), user("EXPIRYKIT_SERVER_USER", nullptr);
+    auto r = run_probe({"probe: passes"}, external.address());
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, ContainsSubstring(external.address() + " (external); AUTH as the default user; every test FLUSHALLs it"));
+    CHECK_THAT(r.out, !ContainsSubstring("banner-pw-4711"));
+  }
+  expirykit::process::Server plain;
+  ekcheck::ScopedEnv pw("EXPIRYKIT_SERVER_PASSWORD", nullptr), user("EXPIRYKIT_SERVER_USER", nullptr);
+  auto r = run_probe({"probe: passes"}, plain.address());
+  INFO(r.out);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, ContainsSubstring(plain.address() + " (external); every test FLUSHALLs it"));
+}
+
 TEST_CASE("On an external server without DEBUG, TwinFixture's require_field_ttl() SKIPs before the first CHECK(both(...))",
           "[catch2]") {
   // A new-user trial's stumble: the SKIP came from inside the CHECK, which Catch2 counts as a

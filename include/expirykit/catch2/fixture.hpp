@@ -107,7 +107,8 @@ inline process::Target& shared_target() {
       throw;
     }
     ++detail::shared_target_generation();
-    std::fprintf(stderr, "expirykit: tests run against %s%s%s\n", t->describe().c_str(),
+    std::fprintf(stderr, "expirykit: tests run against %s%s%s%s\n", t->describe().c_str(),
+                 t->external() ? detail::external_access_note().c_str() : "",
                  t->external() ? "; every test FLUSHALLs it" : "", detail::wire_delay_note().c_str());
   }
   return *t;

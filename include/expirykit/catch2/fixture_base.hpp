@@ -52,6 +52,18 @@ inline std::string wire_delay_note() {
                       " ms more (EXPIRYKIT_WIRE_DELAY_MS)"
                 : std::string();
 }
+/// How the kit reaches an external server, for the banner: "; over TLS[ with a client
+/// certificate]" (EXPIRYKIT_SERVER_TLS_CA, _CERT), "; AUTH as user <name>" or "; AUTH as the
+/// default user" (EXPIRYKIT_SERVER_PASSWORD, _USER; the password is never shown); "" for plain
+/// TCP without AUTH. A new-user trial (issue 23) could not tell from the banner which it was.
+inline std::string external_access_note() {
+  const auto& c = partial_config();
+  std::string s;
+  if (c.server_tls_ca) s += c.server_tls_cert ? "; over TLS with a client certificate" : "; over TLS";
+  if (c.server_password)
+    s += "; AUTH as " + (c.server_user ? "user " + *c.server_user : std::string("the default user"));
+  return s;
+}
 /// `items` one a line, each after `indent` and ending with a newline: the differences a failed
 /// check of a fixture lists.
 inline std::string one_per_line(const std::vector<std::string>& items, const std::string& indent = "") {
