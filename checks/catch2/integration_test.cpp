@@ -52,15 +52,25 @@ Run run_probe(const std::vector<std::string>& args, const std::string& external 
   return r;
 }
 
-/// Whether some process waits in flock() for the file at `path`: /proc/locks lists a blocked
-/// request as "N: -> FLOCK ADVISORY WRITE <pid> <major>:<minor>:<inode> 0 EOF" (proc(5)).
+/// Whether another process waits in flock() for the lock this process holds on the file at
+/// `path`. /proc/locks (proc_locks(5)) lists a held lock as "N: FLOCK  ADVISORY  WRITE <pid>
+/// <major>:<minor>:<inode> 0 EOF" and each request blocked on it as "N: -> FLOCK ..." under the
+/// same N; matching the holder by our pid and the inode keeps another filesystem's file with the
+/// same inode number out.
 bool someone_waits_for(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return false;
-  const std::string inode = ":" + std::to_string(st.st_ino) + " ";
+  const std::string inode = ":" + std::to_string(st.st_ino) + " ", pid = " " + std::to_string(::getpid()) + " ";
   std::ifstream locks("/proc/locks");
-  for (std::string l; std::getline(locks, l);)
-    if (l.find("-> FLOCK") != std::string::npos && l.find(inode) != std::string::npos) return true;
+  std::string held;  // "N:" of our lock
+  for (std::string l; std::getline(locks, l);) {
+    if (l.find(inode) == std::string::npos) continue;
+    const std::string n = l.substr(0, l.find(':') + 1);
+    if (l.find("-> FLOCK") == std::string::npos && l.find(" FLOCK ") != std::string::npos && l.find(pid) != std::string::npos)
+      held = n;
+    else if (!held.empty() && n == held && l.find("-> FLOCK") != std::string::npos)
+      return true;
+  }
   return false;
 }
 }  // namespace
@@ -261,6 +271,7 @@ TEST_CASE("External mode: a second test process on the same server waits for the
   });
   // Release the lock only once the probe waits for it (a fixed 500 ms was too short for a probe
   // under ASan on a loaded machine: it came after the release and never waited).
+  if (!std::ifstream("/proc/locks")) SKIP("no /proc/locks here: cannot tell when the probe waits for the lock");
   const auto path = expirykit::process::ExternalLock::path_for(external.address());
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
   while (!done && !someone_waits_for(path) && std::chrono::steady_clock::now() < give_up)
@@ -290,6 +301,16 @@ TEST_CASE("External mode's banner says how the kit reaches the server: AUTH and 
     CHECK(r.code == 0);
     CHECK_THAT(r.out, ContainsSubstring(external.address() + " (external); AUTH as the default user; every test FLUSHALLs it"));
     CHECK_THAT(r.out, !ContainsSubstring("banner-pw-4711"));
+    REQUIRE(external.client()("ACL", "SETUSER", "bob", "on", ">bob-pw-0815", "~*", "&*", "+@all") ==
+            expirykit::resp::Reply::ok());
+  }
+  {
+    ekcheck::ScopedEnv pw("EXPIRYKIT_SERVER_PASSWORD", "bob-pw-0815"), user("EXPIRYKIT_SERVER_USER", "bob");
+    auto r = run_probe({"probe: passes"}, external.address());
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, ContainsSubstring(external.address() + " (external); AUTH as user bob; every test FLUSHALLs it"));
+    CHECK_THAT(r.out, !ContainsSubstring("bob-pw-0815"));
   }
   expirykit::process::Server plain;
   ekcheck::ScopedEnv pw("EXPIRYKIT_SERVER_PASSWORD", nullptr), user("EXPIRYKIT_SERVER_USER", nullptr);
