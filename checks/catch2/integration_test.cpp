@@ -3,7 +3,6 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -22,6 +21,7 @@
 #include <expirykit/process/server.hpp>
 
 #include "../common/env.hpp"
+#include "../common/proc_locks.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 namespace bp = boost::process;
@@ -52,27 +52,6 @@ Run run_probe(const std::vector<std::string>& args, const std::string& external 
   return r;
 }
 
-/// Whether another process waits in flock() for the lock this process holds on the file at
-/// `path`. /proc/locks (proc_locks(5)) lists a held lock as "N: FLOCK  ADVISORY  WRITE <pid>
-/// <major>:<minor>:<inode> 0 EOF" and each request blocked on it as "N: -> FLOCK ..." under the
-/// same N; matching the holder by our pid and the inode keeps another filesystem's file with the
-/// same inode number out.
-bool someone_waits_for(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return false;
-  const std::string inode = ":" + std::to_string(st.st_ino) + " ", pid = " " + std::to_string(::getpid()) + " ";
-  std::ifstream locks("/proc/locks");
-  std::string held;  // "N:" of our lock
-  for (std::string l; std::getline(locks, l);) {
-    if (l.find(inode) == std::string::npos) continue;
-    const std::string n = l.substr(0, l.find(':') + 1);
-    if (l.find("-> FLOCK") == std::string::npos && l.find(" FLOCK ") != std::string::npos && l.find(pid) != std::string::npos)
-      held = n;
-    else if (!held.empty() && n == held && l.find("-> FLOCK") != std::string::npos)
-      return true;
-  }
-  return false;
-}
 }  // namespace
 
 TEST_CASE("A failed reply check prints both replies as valkey-cli shows them, and a FAIL verdict", "[catch2]") {
@@ -274,9 +253,9 @@ TEST_CASE("External mode: a second test process on the same server waits for the
   if (!std::ifstream("/proc/locks")) SKIP("no /proc/locks here: cannot tell when the probe waits for the lock");
   const auto path = expirykit::process::ExternalLock::path_for(external.address());
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!done && !someone_waits_for(path) && std::chrono::steady_clock::now() < give_up)
+  while (!done && !ekcheck::someone_waits_for(path) && std::chrono::steady_clock::now() < give_up)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  CHECK(someone_waits_for(path));
+  CHECK(ekcheck::someone_waits_for(path));
   CHECK_FALSE(done);  // it cannot have run while the lock is held
   other.reset();
   t.join();
