@@ -7,6 +7,8 @@
 #include <chrono>
 #include <memory>
 
+#include <boost/process.hpp>
+
 #include <expirykit/process/replica_set.hpp>
 #include <expirykit/process/server.hpp>
 #include <expirykit/process/target.hpp>

@@ -17,7 +17,10 @@
 #include <string>
 #include <vector>
 
-#include <boost/process.hpp>
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/io.hpp>
+#include <boost/process/pipe.hpp>
 
 #include <expirykit/config.hpp>
 

@@ -30,7 +30,8 @@
 #include <thread>
 #include <utility>
 
-#include <boost/process.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/io.hpp>
 
 #include <expirykit/config.hpp>
 #include <expirykit/process/errors.hpp>

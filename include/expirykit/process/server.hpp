@@ -44,8 +44,13 @@
 #include <thread>
 #include <vector>
 
-#include <boost/process.hpp>
+// Only the parts of Boost.Process v1 used here: <boost/process.hpp> whole parses in about 6 s, these
+// in about 4 s (bench/RESULTS.md 8.3).
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
 #include <boost/process/extend.hpp>
+#include <boost/process/handles.hpp>
+#include <boost/process/io.hpp>
 
 #include <expirykit/config.hpp>
 #include <expirykit/process/discovery.hpp>

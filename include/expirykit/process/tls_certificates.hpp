@@ -20,7 +20,10 @@
 #include <system_error>
 #include <vector>
 
-#include <boost/process.hpp>
+#include <boost/process/args.hpp>
+#include <boost/process/child.hpp>
+#include <boost/process/io.hpp>
+#include <boost/process/search_path.hpp>
 
 #include <expirykit/process/errors.hpp>
 #include <expirykit/resp/tls.hpp>
@@ -51,7 +54,10 @@ inline TlsCertificates make_test_certificates(const std::filesystem::path& dir) 
   const auto log = dir / "openssl.log";
   const auto run = [&](std::vector<std::string> args) {
     std::error_code ec;
-    const int rc = bp::system(openssl, bp::args(args), bp::std_in < bp::null, (bp::std_out & bp::std_err) > log.string(), ec);
+    // bp::child and wait, not bp::system: <boost/process/system.hpp> brings in Boost.Asio.
+    bp::child c(openssl, bp::args(args), bp::std_in < bp::null, (bp::std_out & bp::std_err) > log.string(), ec);
+    if (!ec) c.wait(ec);
+    const int rc = ec ? -1 : c.exit_code();
     if (ec || rc != 0) {
       std::ifstream in(log);
       const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
