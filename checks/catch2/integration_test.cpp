@@ -51,7 +51,6 @@ Run run_probe(const std::vector<std::string>& args, const std::string& external 
   std::remove(vf.c_str());
   return r;
 }
-
 }  // namespace
 
 TEST_CASE("A failed reply check prints both replies as valkey-cli shows them, and a FAIL verdict", "[catch2]") {
@@ -252,10 +251,7 @@ TEST_CASE("External mode: a second test process on the same server waits for the
   // under ASan on a loaded machine: it came after the release and never waited).
   if (!std::ifstream("/proc/locks")) SKIP("no /proc/locks here: cannot tell when the probe waits for the lock");
   const auto path = expirykit::process::ExternalLock::path_for(external.address());
-  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-  while (!done && !ekcheck::someone_waits_for(path) && std::chrono::steady_clock::now() < give_up)
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  CHECK(ekcheck::someone_waits_for(path));
+  CHECK(ekcheck::wait_for_waiter(path, [&] { return done.load(); }));
   CHECK_FALSE(done);  // it cannot have run while the lock is held
   other.reset();
   t.join();

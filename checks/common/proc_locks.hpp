@@ -7,8 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <functional>
 #include <string>
+#include <thread>
 
 namespace ekcheck {
 
@@ -32,6 +35,16 @@ inline bool someone_waits_for(const std::string& path) {
       return true;
   }
   return false;
+}
+
+/// Polls someone_waits_for(`path`) every 20 ms until it holds, `stop()` holds (the other side
+/// ended without waiting) or `timeout` passes; then returns someone_waits_for(`path`).
+inline bool wait_for_waiter(const std::string& path, const std::function<bool()>& stop = {},
+                            std::chrono::milliseconds timeout = std::chrono::seconds(120)) {
+  const auto give_up = std::chrono::steady_clock::now() + timeout;
+  while (!someone_waits_for(path) && !(stop && stop()) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  return someone_waits_for(path);
 }
 
 }  // namespace ekcheck

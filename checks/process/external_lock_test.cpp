@@ -49,8 +49,7 @@ TEST_CASE("ExternalLock: the file name, and a second holder waits until the firs
     second_has_it = true;
   });
   // Release it once `second` waits (a fixed 300 ms could pass before the thread reached flock()).
-  for (int i = 0; i < 6000 && !ekcheck::someone_waits_for(path); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  CHECK(ekcheck::someone_waits_for(path));
+  CHECK(ekcheck::wait_for_waiter(path));
   CHECK_FALSE(second_has_it);  // never while `first` holds it, however slow the machine
   first.reset();
   for (int i = 0; i < 1000 && !second_has_it; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));

@@ -107,9 +107,9 @@ inline process::Target& shared_target() {
       throw;
     }
     ++detail::shared_target_generation();
-    std::fprintf(stderr, "expirykit: tests run against %s%s%s%s\n", t->describe().c_str(),
-                 t->external() ? detail::external_access_note().c_str() : "",
-                 t->external() ? "; every test FLUSHALLs it" : "", detail::wire_delay_note().c_str());
+    const std::string external = t->external() ? detail::external_access_note() + "; every test FLUSHALLs it" : "";
+    std::fprintf(stderr, "expirykit: tests run against %s%s%s\n", t->describe().c_str(), external.c_str(),
+                 detail::wire_delay_note().c_str());
   }
   return *t;
 }
