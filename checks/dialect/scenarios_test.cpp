@@ -245,6 +245,10 @@ TEST_CASE_METHOD(TwinFixture, "Scenario: logically expired fields, active expiry
 }
 
 static const char* const k_s3 = R"EK(
+#OFF
+# Active expiry off: field d (400 ms) is due long before the state comparison at the end, and
+# with active expiry on the server reclaims it at a time no command observes (a build-asan run of
+# .ci/run: "h: HLEN server 3, model 4"); with it off both sides keep d stored until a lazy expiry.
 HSET h a 1 b 2 c 3 d 4
 HPEXPIRE h 2600 FIELDS 1 a
 HPEXPIRE h 2400 FIELDS 1 b

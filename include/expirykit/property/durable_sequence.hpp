@@ -206,7 +206,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
         excused.insert(one[2]);  // the divergence moves with the key
     }
     Step s = twin.run(c);
-    last_now = s.after_ms;
+    if (s.after_ms > 0) last_now = s.after_ms;  // 0: no TIME read (state/step.hpp)
     ++res.steps;
     emit_step(s);
     for (auto& k : keys_of(c)) involved.insert(k);

@@ -27,8 +27,10 @@
 // Throws what state::Twin and cluster::Client throw.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -91,6 +93,7 @@ class ClusterTwin {
     twin_.use_connection(c_.connection(c_.primaries().front()));
     twin_.flushall();
     history_.clear();
+    clock_origin_us_.reset();
     diverged_.clear();
     known_issues_.clear();
   }
@@ -265,10 +268,10 @@ class ClusterTwin {
   }
 
   /// Keys the commands may make differ between a primary and its replica under a known issue
-  /// of this server (judged against the model before them, at the last step's time).
+  /// of this server (judged against the model before them, at time_estimate()).
   void note_triggers(const std::vector<Argv>& cmds) {
     if (triggers_.empty()) return;
-    const int64_t now = history_.empty() ? twin_.server_time() : history_.back().step.after_ms;
+    const int64_t now = time_estimate();
     for (const auto& c : cmds) {
       std::vector<Argv> looked_at{c};
       if (auto inner = model::sequence_eval_commands(c)) looked_at = *inner;
@@ -301,8 +304,27 @@ class ClusterTwin {
     return 0;
   }
   Step record(Step s, std::string node = {}) {
+    if (s.after_ms > 0) {  // a step the twin ran (a CROSSSLOT step or a refused block read no TIME)
+      const int64_t origin = s.after_ms * 1000 - steady_us();
+      if (!clock_origin_us_ || origin > *clock_origin_us_) clock_origin_us_ = origin;
+    }
     history_.push_back({node.empty() ? twin_.client().address() : std::move(node), s});
     return s;
+  }
+  /// The cluster's time now (Unix ms; its nodes share this host's clock): the latest TIME window
+  /// of a recorded step moved on by this machine's steady clock since, or TIME when none was read
+  /// since flushall(). Not the last step's after_ms: a CROSSSLOT step, a block refused by EXEC and
+  /// a failover's topology step read no TIME (after_ms 0), and a trigger looking at time 0 sees
+  /// no field expired (the failover property, valkey-9.1, RC_PARAMS="seed=4997980277482661169":
+  /// HGETDEL naming an expired field after a CROSSSLOT step went unnoticed, the promoted replica
+  /// had dropped the field, "h2: HLEN server 2, model 3").
+  int64_t time_estimate() {
+    if (!clock_origin_us_) return twin_.server_time();
+    return (*clock_origin_us_ + steady_us()) / 1000;
+  }
+  static int64_t steady_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   }
 
   cluster::Client& c_;
@@ -312,6 +334,7 @@ class ClusterTwin {
   std::vector<const detail::ReplicaTrigger*> triggers_;  ///< of the server's known issues
   std::map<std::string, std::string> diverged_;          ///< key -> known issue id, since flushall()
   std::map<std::string, int> known_issues_;              ///< id -> keys re-read after failovers
+  std::optional<int64_t> clock_origin_us_;  ///< server time minus steady clock (µs), latest of the recorded steps
 };
 
 /// The history of `twin` as a replay script (each command with the primary it ran on and both
