@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -24,6 +25,7 @@
 #include "../common/proc_locks.hpp"
 
 using Catch::Matchers::ContainsSubstring;
+using Catch::Matchers::StartsWith;
 namespace bp = boost::process;
 
 namespace {
@@ -179,6 +181,17 @@ TEST_CASE("A FAIL(message)'s verdict holds the message once, then the INFO in sc
   const auto first = r.verdicts[0].find("the property report");
   CHECK(r.verdicts[0].find("the property report", first + 1) == std::string::npos);
   CHECK_THAT(r.verdicts[0], ContainsSubstring("context in scope"));
+}
+
+TEST_CASE("A control byte in a failure message is escaped in the verdict file, one line per test", "[catch2]") {
+  // Found by ci/conformance: a failure whose model state held a NUL cut its verdict line there
+  // and glued the next test's verdict to it, so the report lost that test.
+  auto r = run_probe({"probe: fails with a message,probe: fails with a NUL in its message", "--order", "decl"});
+  INFO(r.out);
+  REQUIRE(r.verdicts.size() == 2);  // declared in this order
+  CHECK_THAT(r.verdicts[0], StartsWith("expirykit_catch2_probe\tprobe: fails with a message\tFAIL\t"));
+  CHECK_THAT(r.verdicts[1], ContainsSubstring("probe: fails with a NUL in its message\tFAIL\tvalue \"\\x00\\x01\xff\" then more"));
+  for (const auto& v : r.verdicts) CHECK(std::count(v.begin(), v.end(), '\t') == 4);
 }
 
 TEST_CASE("Each test starts on a flushed server", "[catch2]") {

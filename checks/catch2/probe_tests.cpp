@@ -79,6 +79,11 @@ TEST_CASE("probe: fails with a message", "[.probe]") {
   INFO("context in scope");
   FAIL("the property report\nsecond line");
 }
+// A binary value in a failure message (a model state holding "\x00\x01\xff").
+TEST_CASE("probe: fails with a NUL in its message", "[.probe]") {
+  using namespace std::string_literals;
+  FAIL("value \"\0\x01\xff\" then more"s);
+}
 TEST_CASE("probe: skips plainly", "[.probe]") { SKIP("not supported by anything, says the prose"); }
 TEST_CASE("probe: skips as a known gap", "[.probe]") {
   expirykit::catch2::skip(Verdict::known_gap, "the model cannot judge this yet");

@@ -24,6 +24,17 @@ TEST_CASE("reclaim() models active expiry fully done (valkey-hfe.md §11)", "[mo
   CHECK(s.ks.expired_unreclaimed(s.now) == 0);
 }
 
+TEST_CASE("describe() escapes binary names and values as valkey-cli reads them, on one line", "[model][keyspace]") {
+  // A NUL written raw into a failure message cut the conformance verdict line there.
+  using namespace std::string_literals;
+  Session s(Dialect::valkey_9_1());
+  s.run(Argv{"HSET", "h 1", "b", "\0\x01\xff"s, "q", "say \"hi\""});
+  s.run(Argv{"SET", "s", ""});
+  CHECK(s.ks.describe("h 1", s.now) == R"("h 1": hash {b="\x00\x01\xff", q="say \"hi\""})");
+  CHECK(s.ks.describe("s", s.now) == R"(s: string "")");
+  CHECK(s.ks.describe("\n", s.now) == R"("\x0a": (missing))");
+}
+
 TEST_CASE("HGETALL/HKEYS/HVALS compare order-insensitively", "[model][canonical]") {
   const Argv getall{"HGETALL", "h"}, keys{"HKEYS", "h"}, get{"HMGET", "h", "a", "b"};
   CHECK(same_reply(getall, arr({S("a"), S("1"), S("b"), S("2")}), arr({S("b"), S("2"), S("a"), S("1")})));

@@ -114,7 +114,7 @@ class VerdictListener : public Catch::EventListenerBase {
     std::string line = binary_name() + "\t" + escape(stats.testInfo->name) + "\t" + std::string(to_string(verdict)) +
                        "\t" + escape(detail) + "\t" + server + "\n";
     if (FILE* f = std::fopen(file->string().c_str(), "a")) {
-      std::fputs(line.c_str(), f);
+      std::fwrite(line.data(), 1, line.size(), f);
       std::fclose(f);
     }
   }
@@ -128,7 +128,17 @@ class VerdictListener : public Catch::EventListenerBase {
         case '\t': out += "\\t"; break;
         case '\n': out += "\\n"; break;
         case '\r': out += "\\r"; break;
-        default: out += c;
+        default:
+          // Other control bytes as \xHH: a NUL in a detail (a binary value in a failure
+          // message) would otherwise end the line early and glue the next verdict to it.
+          if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+            static const char* hex = "0123456789abcdef";
+            out += "\\x";
+            out += hex[static_cast<unsigned char>(c) >> 4];
+            out += hex[c & 15];
+          } else {
+            out += c;
+          }
       }
     }
     return out;

@@ -27,6 +27,8 @@
 #include <string_view>
 #include <vector>
 
+#include <expirykit/resp/reply.hpp>
+
 namespace expirykit::model {
 
 /// One keyspace notification: event name, key, class letter (see the file comment).
@@ -38,22 +40,7 @@ struct Event {
   friend bool operator==(const Event&, const Event&) = default;
   /// "hexpired@h" (the key quoted when not plain), for messages.
   std::string to_string() const {
-    std::string k;
-    bool plain = !key.empty();
-    for (char ch : key) plain = plain && ch > ' ' && ch < 127 && ch != '"' && ch != '\\';
-    if (plain) {
-      k = key;
-    } else {
-      k = "\"";
-      for (unsigned char ch : key) {
-        if (ch == '"' || ch == '\\') k += std::string("\\") + char(ch);
-        else if (ch < ' ' || ch >= 127) {
-          static const char* hex = "0123456789abcdef";
-          k += std::string("\\x") + hex[ch >> 4] + hex[ch & 15];
-        } else k += char(ch);
-      }
-      k += "\"";
-    }
+    const std::string k = resp::cli_quote(key);
     return name + "@" + k + (db ? " (db " + std::to_string(db) + ")" : "");
   }
 };

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include <expirykit/model/effects.hpp>
+#include <expirykit/resp/reply.hpp>
 
 namespace expirykit::model {
 
@@ -290,20 +291,21 @@ class Keyspace {
   }
 
   /// Human-readable dump of one key for failure messages, e.g.
-  /// `h: hash {a="1" (expires 1700000000123, in 999 ms), b="2" (expired 5 ms ago)}`.
+  /// `h: hash {a="1" (expires 1700000000123, in 999 ms), b="2" (expired 5 ms ago)}`; names and
+  /// values escaped as valkey-cli reads them (resp::cli_quote, resp::quoted: "\x00\x01").
   std::string describe(const std::string& key, int64_t now_ms) const {
     std::ostringstream os;
-    os << key << ": ";
+    os << resp::cli_quote(key) << ": ";
     auto it = keys_.find(key);
     if (it == keys_.end()) return os.str() + "(missing)";
     const Entry& e = it->second;
     if (e.is_string()) {
-      os << "string \"" << e.string() << "\"";
+      os << "string " << resp::quoted(e.string());
     } else {
       os << "hash {";
       bool first = true;
       for (const auto& [name, f] : e.hash().fields) {
-        os << (first ? "" : ", ") << name << "=\"" << f.value << "\"";
+        os << (first ? "" : ", ") << resp::cli_quote(name) << "=" << resp::quoted(f.value);
         first = false;
         if (f.expire_ms) {
           os << " (expires " << *f.expire_ms;

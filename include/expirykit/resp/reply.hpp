@@ -259,6 +259,13 @@ inline std::string cli_quote(std::string_view arg) {
   return out + "\"";
 }
 
+/// `v` always in double quotes, with cli_quote()'s escapes (\" \\ \xHH): a value in a message,
+/// on one line and replayable, e.g. quoted("a b") is "a b" with its quotes, quoted("") is "".
+inline std::string quoted(std::string_view v) {
+  std::string q = cli_quote(v);
+  return !q.empty() && q.front() == '"' ? q : "\"" + q + "\"";
+}
+
 /// The arguments of one valkey-cli line, the inverse of cli_line(): words split on spaces;
 /// "double quotes" with the escapes \" \\ \n \r \t \a \b \xHH, and 'single quotes' with \', each a
 /// single argument (e.g. `HSET k "a b" ''` gives HSET, k, "a b" and an empty argument). Throws

@@ -46,29 +46,10 @@ namespace detail {
 inline std::string ttl_text(const std::optional<int64_t>& t, bool labelled = false) {
   return t ? (labelled ? "TTL " : "") + std::to_string(*t) : "no TTL";
 }
-inline std::string quoted(const std::string& v) {
-  std::string out = "\"";
-  for (char ch : v) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7f) {
-      static const char* hex = "0123456789abcdef";
-      out += "\\x";
-      out += hex[(static_cast<unsigned char>(ch) >> 4) & 0xf];
-      out += hex[static_cast<unsigned char>(ch) & 0xf];
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-/// A key or field name as is when it is plain (non-empty, printable, no space or quote),
-/// else quoted and escaped, so every message stays on one line.
-inline std::string name(const std::string& n) {
-  bool plain = !n.empty();
-  for (char ch : n)
-    if (static_cast<unsigned char>(ch) < 0x21 || ch == '"' || static_cast<unsigned char>(ch) >= 0x7f) plain = false;
-  return plain ? n : quoted(n);
-}
+inline std::string quoted(const std::string& v) { return resp::quoted(v); }
+/// A key or field name as is when it is plain (non-empty, printable, no space, quote or
+/// backslash), else quoted and escaped (resp::cli_quote), so every message stays on one line.
+inline std::string name(const std::string& n) { return resp::cli_quote(n); }
 inline bool near(const std::optional<int64_t>& a, const std::optional<int64_t>& b, int64_t tol) {
   if (a.has_value() != b.has_value()) return false;
   if (!a) return true;
