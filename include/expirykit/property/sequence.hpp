@@ -134,7 +134,8 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
   std::set<std::string> involved;  // the keys of the commands run, for the report only
   for (std::size_t i = 0; i < ran && i < cmds.size(); ++i)
     for (auto& k : keys_of(cmds[i])) involved.insert(k);
-  const int64_t now = h.empty() ? 0 : h.back().after_ms;
+  int64_t now = 0;  // the last TIME window read (a held-back step read none)
+  for (auto it = h.rbegin(); it != h.rend() && !now; ++it) now = it->after_ms;
   os << "model state of the keys involved (at server time " << now << "):\n";
   for (const auto& k : involved) os << "  " << twin.model().describe(k, now) << "\n";
   res.report = os.str();

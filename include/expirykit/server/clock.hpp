@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <string>
@@ -43,5 +44,35 @@ inline int64_t wait_until_past(resp::Client& c, int64_t deadline_ms, int64_t mar
     std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(target - t + 1, 20)));
   }
 }
+
+/// The server's time without a round trip, from the server times read so far: the latest of
+/// them, each moved on by what this machine's steady clock counted since it was read. Never later
+/// than TIME would say, given that every server whose times are recorded shares one clock (the
+/// nodes of one host; reset() when moving to a server that may not). Used by state::Twin
+/// (server_time_estimate) and state::ClusterTwin (its replica triggers).
+class ClockEstimate {
+ public:
+  /// Records `ms` (Unix ms), a server time read before now; returns it. 0 or less (no time read)
+  /// is ignored. A time recorded late only weakens the estimate.
+  int64_t saw(int64_t ms) {
+    if (ms <= 0) return ms;
+    const int64_t origin = ms * 1000 - steady_us();
+    if (!origin_us_ || origin > *origin_us_) origin_us_ = origin;
+    return ms;
+  }
+  /// The estimate (Unix ms), or nullopt when no time was recorded since the last reset().
+  std::optional<int64_t> now() const {
+    if (!origin_us_) return std::nullopt;
+    return (*origin_us_ + steady_us()) / 1000;
+  }
+  void reset() { origin_us_.reset(); }
+
+ private:
+  static int64_t steady_us() {
+    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  std::optional<int64_t> origin_us_;  ///< server time minus steady clock (µs), the largest recorded
+};
 
 }  // namespace expirykit::server

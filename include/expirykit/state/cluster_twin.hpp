@@ -27,10 +27,8 @@
 // Throws what state::Twin and cluster::Client throw.
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <map>
-#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -40,6 +38,7 @@
 #include <expirykit/cluster/client.hpp>
 #include <expirykit/cluster/slot.hpp>
 #include <expirykit/model/batch.hpp>
+#include <expirykit/server/clock.hpp>
 #include <expirykit/known_issues/table.hpp>
 #include <expirykit/state/history.hpp>
 #include <expirykit/state/replica_triggers.hpp>
@@ -93,7 +92,7 @@ class ClusterTwin {
     twin_.use_connection(c_.connection(c_.primaries().front()));
     twin_.flushall();
     history_.clear();
-    clock_origin_us_.reset();
+    clock_.reset();
     diverged_.clear();
     known_issues_.clear();
   }
@@ -169,7 +168,6 @@ class ClusterTwin {
 
   /// Runs one command (not MULTI: run_block()) as the file comment says; records it.
   Step run(const Argv& argv) {
-    note_triggers({argv});
     const std::string u = argv.empty() ? std::string() : model::upper(argv[0]);
     if (u == "MULTI") throw std::logic_error("ClusterTwin::run(MULTI): run the whole block with run_block()");
     const auto slots = slots_of({argv});
@@ -187,6 +185,7 @@ class ClusterTwin {
     }
     if (slots.size() == 1) {
       ++routing_.one_slot;
+      note_triggers({argv});  // a refused command (CROSSSLOT) changes neither side
       twin_.use_connection(c_.node_for_slot(*slots.begin()));
       return record(twin_.run(argv));
     }
@@ -207,10 +206,10 @@ class ClusterTwin {
     if (block.empty()) return out;
     const std::string last = model::upper(block.back()[0]);
     if (block.size() < 2 || (last != "EXEC" && last != "DISCARD")) block.push_back({"DISCARD"});
-    note_triggers(block);
     const auto slots = slots_of(block);
     if (slots.size() <= 1) {
       ++routing_.one_slot;
+      note_triggers(block);  // a block EXEC refuses changes neither side
       if (!slots.empty()) twin_.use_connection(c_.node_for_slot(*slots.begin()));
       for (const auto& c : block) out.push_back(record(twin_.run(c)));
       return out;
@@ -304,27 +303,21 @@ class ClusterTwin {
     return 0;
   }
   Step record(Step s, std::string node = {}) {
-    if (s.after_ms > 0) {  // a step the twin ran (a CROSSSLOT step or a refused block read no TIME)
-      const int64_t origin = s.after_ms * 1000 - steady_us();
-      if (!clock_origin_us_ || origin > *clock_origin_us_) clock_origin_us_ = origin;
-    }
+    clock_.saw(s.after_ms);  // 0 (ignored): a CROSSSLOT step or a refused block read no TIME
     history_.push_back({node.empty() ? twin_.client().address() : std::move(node), s});
     return s;
   }
-  /// The cluster's time now (Unix ms; its nodes share this host's clock): the latest TIME window
-  /// of a recorded step moved on by this machine's steady clock since, or TIME when none was read
-  /// since flushall(). Not the last step's after_ms: a CROSSSLOT step, a block refused by EXEC and
-  /// a failover's topology step read no TIME (after_ms 0), and a trigger looking at time 0 sees
-  /// no field expired (the failover property, valkey-9.1, RC_PARAMS="seed=4997980277482661169":
-  /// HGETDEL naming an expired field after a CROSSSLOT step went unnoticed, the promoted replica
-  /// had dropped the field, "h2: HLEN server 2, model 3").
+  /// The cluster's time now (Unix ms; its nodes share one clock, as the kit's spawned clusters on
+  /// one host do): the latest TIME window of a recorded step moved on by this machine's steady
+  /// clock since (server::ClockEstimate), or TIME when none was read since flushall(). Not the
+  /// last step's after_ms: a CROSSSLOT step, a block refused by EXEC and a failover's topology
+  /// step read no TIME (after_ms 0), and a trigger looking at time 0 sees no field expired (the
+  /// failover property, valkey-9.1, RC_PARAMS="seed=4997980277482661169": HGETDEL naming an
+  /// expired field after a CROSSSLOT step went unnoticed, the promoted replica had dropped the
+  /// field, "h2: HLEN server 2, model 3").
   int64_t time_estimate() {
-    if (!clock_origin_us_) return twin_.server_time();
-    return (*clock_origin_us_ + steady_us()) / 1000;
-  }
-  static int64_t steady_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    if (const auto t = clock_.now()) return *t;
+    return clock_.saw(twin_.server_time());
   }
 
   cluster::Client& c_;
@@ -334,7 +327,7 @@ class ClusterTwin {
   std::vector<const detail::ReplicaTrigger*> triggers_;  ///< of the server's known issues
   std::map<std::string, std::string> diverged_;          ///< key -> known issue id, since flushall()
   std::map<std::string, int> known_issues_;              ///< id -> keys re-read after failovers
-  std::optional<int64_t> clock_origin_us_;  ///< server time minus steady clock (µs), latest of the recorded steps
+  server::ClockEstimate clock_;  ///< the TIME windows of the recorded steps (since flushall())
 };
 
 /// The history of `twin` as a replay script (each command with the primary it ran on and both

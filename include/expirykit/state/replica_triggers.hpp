@@ -31,22 +31,27 @@ struct ReplicaTrigger {
   std::vector<std::string> (*fires)(const model::Keyspace& before, const Argv& argv, int64_t now_ms);
 };
 
-/// Some argument after the key names a field `key` stores but that is logically expired.
+/// A trigger judges a command before it is sent, at a time no later than the server's (the last
+/// TIME read, moved on by the steady clock), so a field due up to this long after `now` counts as
+/// expired: excusing a key more than needed is harmless, missing one fails the property.
+inline constexpr int64_t k_trigger_slack_ms = 1000;
+
+/// Some argument after the key names a field `key` stores that is logically expired by
+/// now + k_trigger_slack_ms.
 inline bool names_expired_field(const model::Keyspace& ks, const Argv& a, int64_t now) {
   const model::Entry* e = a.size() > 2 ? ks.peek(a[1], now) : nullptr;
   if (!e || !e->is_hash()) return false;
   for (std::size_t i = 2; i < a.size(); ++i) {
     auto f = e->hash().fields.find(a[i]);
-    if (f != e->hash().fields.end() && f->second.expired(now)) return true;
+    if (f != e->hash().fields.end() && f->second.expired(now + k_trigger_slack_ms)) return true;
   }
   return false;
 }
 
 /// HSETEX with the option `opt` (KEEPTTL, FNX) whose fields name every stored field of a hash
 /// that stores at least one and whose stored fields are all logically expired: the server
-/// propagates the lazy deletion as HDEL first, which deletes the key on the replica. `now` is
-/// taken before the command runs, so a field due within the next second counts as expired too
-/// (excusing a key more than needed is harmless; missing one fails the property).
+/// propagates the lazy deletion as HDEL first, which deletes the key on the replica. A field
+/// due within k_trigger_slack_ms of `now` counts as expired too.
 inline bool hsetex_over_all_expired(const model::Keyspace& ks, const Argv& a, int64_t now, const char* opt) {
   if (a.size() < 5 || model::upper(a[0]) != "HSETEX") return false;
   // The option may stand before or after the FIELDS block (Redis 8.6's keyword parser).
@@ -70,7 +75,7 @@ inline bool hsetex_over_all_expired(const model::Keyspace& ks, const Argv& a, in
   std::set<std::string> named;
   for (std::size_t i = fields_at + 2; i + 1 < fields_end; i += 2) named.insert(a[i]);
   for (const auto& [name, f] : e->hash().fields)
-    if (!f.expire_ms || *f.expire_ms > now + 1000 || !named.count(name)) return false;
+    if (!f.expire_ms || *f.expire_ms > now + k_trigger_slack_ms || !named.count(name)) return false;
   return true;
 }
 
@@ -88,7 +93,7 @@ inline const std::vector<ReplicaTrigger>& replica_triggers() {
        [](const model::Keyspace& ks, const Argv& a, int64_t now) {
          if (a.size() < 3 || model::upper(a[0]) != "COPY") return std::vector<std::string>{};
          const model::Entry* e = ks.peek(a[1], now);
-         const bool fires = e && e->is_hash() && e->hash().expired_count(now) > 0;
+         const bool fires = e && e->is_hash() && e->hash().expired_count(now + k_trigger_slack_ms) > 0;
          return fires ? std::vector<std::string>{a[1], a[2]} : std::vector<std::string>{};
        }},
       {"valkey-hsetex-repeated-expiry",

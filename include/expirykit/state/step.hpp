@@ -27,7 +27,10 @@ struct Step {
   std::string unmodelled;   ///< the reason, if the model does not cover this command
   /// The commands an EXEC or the sequence script ran (model/batch.hpp); empty otherwise.
   std::vector<Argv> batch;
-  int64_t before_ms = 0, after_ms = 0;  ///< the TIME window around the command (server clock, Unix ms)
+  /// The TIME window around the command (server clock, Unix ms); both 0 when no TIME was read:
+  /// a step the twin did not send (a crash row held it back) or a cluster step the twin did not
+  /// run (CROSSSLOT, a block EXEC refuses: state/cluster_twin.hpp).
+  int64_t before_ms = 0, after_ms = 0;
   int64_t model_at_ms = 0;               ///< the millisecond of the window the model's reply is from
   bool ok = false;          ///< replies match, and events when observed (false when unmodelled)
   std::vector<model::Event> model_events;          ///< what the model says the command emitted

@@ -169,7 +169,7 @@ class Twin {
     if (tx_) throw std::logic_error("Twin::use_connection inside MULTI: the transaction lives on " + c_->address());
     if (listeners_.any())
       throw std::logic_error("Twin::use_connection while observing events or tracking on " + c_->address());
-    if (c.address() != c_->address()) clock_origin_us_.reset();  // another server, maybe another clock
+    if (c.address() != c_->address()) clock_.reset();  // another server, maybe another clock
     c_ = &c;
   }
   model::Keyspace& model() { return ks_; }
@@ -361,12 +361,7 @@ class Twin {
 
   /// Records `ms` (Unix ms), a server time read on this server before now, for
   /// server_time_estimate(); returns it. A time recorded late only weakens the estimate.
-  int64_t saw_server_time(int64_t ms) {
-    if (ms <= 0) return ms;  // none read
-    const int64_t origin = ms * 1000 - steady_us();
-    if (!clock_origin_us_ || origin > *clock_origin_us_) clock_origin_us_ = origin;
-    return ms;
-  }
+  int64_t saw_server_time(int64_t ms) { return clock_.saw(ms); }
   /// The server's time now (Unix ms) without a round trip, never later than its TIME would say
   /// (given one host clock): the latest of the server times read, each moved on by what this
   /// machine's steady clock counted since it was read (TIME when none was). run_all's
@@ -377,12 +372,8 @@ class Twin {
   /// RC_PARAMS="seed=14775170713574078170": a COPY of a hash whose field had expired during the
   /// template's wait, then HGETEX on the copy in the same run; "h2: HLEN server 3, model 4").
   int64_t server_time_estimate() {
-    if (!clock_origin_us_) return server_time();
-    return (*clock_origin_us_ + steady_us()) / 1000;
-  }
-  static int64_t steady_us() {
-    return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
+    if (const auto t = clock_.now()) return *t;
+    return server_time();
   }
 
   /// Clears the command of the run() under way (sent()) when run() returns, not when it throws.
@@ -530,10 +521,9 @@ class Twin {
   std::optional<Argv> inflight_;  // the command of the run() under way (sent())
   std::vector<Argv> inflight_run_;  // the commands of the run_all() run under way (sent())
   std::size_t run_history_start_ = 0;  ///< history_.size() when that run started
-  /// Server time minus this machine's steady clock (µs), the largest of those read on the
-  /// server the twin points at (saw_server_time); none before the first read or after
-  /// use_connection() moved the twin to another server.
-  std::optional<int64_t> clock_origin_us_;
+  /// The server times read on the server the twin points at (saw_server_time); reset when
+  /// use_connection() moves the twin to another server.
+  server::ClockEstimate clock_;
   RunStats run_stats_;
   bool limits_read_ = false;
   detail::Listeners listeners_;  ///< keyspace notifications and tracking invalidations (observe_*)
