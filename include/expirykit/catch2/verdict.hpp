@@ -12,7 +12,8 @@
 // (catch2::Verdict, catch2/verdict_kind.hpp): FAIL when an assertion failed, else the verdict
 // catch2::skip() recorded for the test case's first skip (KNOWN ISSUE, NOT SUPPORTED, ...;
 // SKIPPED for a plain SKIP), else PASS. It is written as told, never read from the message.
-// The detail is whole (never cut), with backslash, tab, CR and newline written as \\ \t \r \n:
+// The detail is whole (never cut), with backslash, tab, CR and newline written as \\ \t \r \n and
+// any other byte below 0x20 (and 0x7f) as \xHH (bytes from 0x80 as they are):
 // a PASS's WARN messages (empty without; e.g. the memory gate's "CHANGED since <line>" when a new
 // server line is gated by an older line's baseline), a skip's message, or a FAIL's first failed assertion (expression and expansion, or the message; a
 // property's message starts with the differing command, both replies, the seed and its replay

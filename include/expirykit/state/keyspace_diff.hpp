@@ -107,43 +107,44 @@ inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::K
   std::size_t i = 0;
   for (const auto& key : keys) {
     const Plan& p = plans[i++];
+    const std::string shown = resp::cli_quote(key);  // a binary key stays on one line
     const model::Entry* e = p.e;
     const Reply& type = r[p.type];
     const std::string mt = e ? e->type_name() : "none";
     if (!type.is_status() || type.str() != mt) {
-      diffs.push_back(key + ": TYPE server " + type.to_string() + ", model " + mt);
+      diffs.push_back(shown + ": TYPE server " + type.to_string() + ", model " + mt);
       continue;
     }
     if (!e) continue;
     const Reply& pttl = r[p.pttl];
     const bool model_ttl = e->expire_ms.has_value();
     if (!pttl.is_integer() || (pttl.as_integer() == -1) == model_ttl)
-      diffs.push_back(key + ": key PTTL server " + pttl.to_string() + ", model " +
+      diffs.push_back(shown + ": key PTTL server " + pttl.to_string() + ", model " +
                       (model_ttl ? std::to_string(*e->expire_ms - now) : "-1"));
     if (e->is_string()) {
       const Reply& v = r[p.get];
       if (v != Reply::string(e->string()))
-        diffs.push_back(key + ": GET server " + v.to_string() + ", model \"" + e->string() + "\"");
+        diffs.push_back(shown + ": GET server " + v.to_string() + ", model " + resp::quoted(e->string()));
       continue;
     }
     const model::Hash& h = e->hash();
     const Reply& len = r[p.hlen];
     if (!(o.hlen_unknown && o.hlen_unknown->count(key)) &&
         len != Reply::integer(static_cast<long long>(h.stored_count())))
-      diffs.push_back(key + ": HLEN server " + len.to_string() + ", model " + std::to_string(h.stored_count()));
+      diffs.push_back(shown + ": HLEN server " + len.to_string() + ", model " + std::to_string(h.stored_count()));
     const Argv getall{"HGETALL", key};
     const Reply& all_fields = r[p.getall];
     if (!model::same_reply(getall, Reply::array(p.pairs), all_fields))
-      diffs.push_back(key + ": HGETALL server " + oneline(all_fields) + ", model " + oneline(Reply::array(p.pairs)));
+      diffs.push_back(shown + ": HGETALL server " + oneline(all_fields) + ", model " + oneline(Reply::array(p.pairs)));
     if (o.check_encoding) {
       const Reply& enc = r[p.enc];
       if (!enc.is_string() || enc.str() != model::to_string(h.encoding))
-        diffs.push_back(key + ": OBJECT ENCODING server " + enc.to_string() + ", model " + model::to_string(h.encoding));
+        diffs.push_back(shown + ": OBJECT ENCODING server " + enc.to_string() + ", model " + model::to_string(h.encoding));
     }
     if (!h.fields.empty()) {
       const Reply& t = r[p.times];
       if (!replies_match(p.times_argv, Reply::ints(p.expected), t, o.time_tolerance_ms))
-        diffs.push_back(key + ": " + resp::cli_line(p.times_argv) + " server " + oneline(t) + ", model " +
+        diffs.push_back(shown + ": " + resp::cli_line(p.times_argv) + " server " + oneline(t) + ", model " +
                         oneline(Reply::ints(p.expected)));
     }
   }
