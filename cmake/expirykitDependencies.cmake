@@ -32,7 +32,7 @@ if(NOT TARGET expirykit_hiredis)
     else()
       set_target_properties(expirykit_hiredis PROPERTIES INTERFACE_LINK_LIBRARIES PkgConfig::EKPC_HIREDIS)
       message(STATUS "expirykit: hiredis ${EKPC_HIREDIS_VERSION} without hiredis_ssl: TLS off "
-                     "(-DEXPIRYKIT_HIREDIS_PREFIX=$(bash ci/hiredis1) for TLS: docs/reference/resp/tls.md)")
+                     "(for TLS: -DEXPIRYKIT_HIREDIS_PREFIX=$(bash <kit>/ci/hiredis1), the kit's docs/reference/resp/tls.md)")
     endif()
   endif()
 endif()
