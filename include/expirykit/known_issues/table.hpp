@@ -109,10 +109,18 @@ inline const std::vector<KnownIssue>& table() {
       {"valkey-fields-keyword-scan-includes-key", Flavor::valkey, Version{9, 1, 2}, std::nullopt, "unreported",
        "HSETEX and HGETEX look for their FIELDS keyword from the key on (src/t_hash.c: the scan starts at argv[0]), so "
        "on a key named \"fields\" (any case) the key is taken for the keyword: the documented form fails and a form "
-       "without FIELDS writes; the specification (the documented syntax, and Redis 8.0.6) looks after the key only",
+       "without FIELDS writes; the specification (the documented syntax, and Redis 8.0.6) looks after the key only. "
+       "An AOF rewrite without the RDB preamble writes a hash with field TTLs as HSETEX <key> PXAT <ms> FIELDS ..., "
+       "so a key named fields is refused while the AOF loads and lost (live, found by the durability property)",
        "HSETEX fields FIELDS 1 a 1   # ERR value is not an integer or out of range (specified: 1)\n"
        "HSETEX fields 2 a 1 b 2      # 1, sets a and b (specified: the numfields error)\n"
-       "HGETEX fields FIELDS 1 a     # ERR value is not an integer or out of range (specified: [\"1\"])",
+       "HGETEX fields FIELDS 1 a     # ERR value is not an integer or out of range (specified: [\"1\"])\n"
+       "# on a server with appendonly yes and aof-use-rdb-preamble no:\n"
+       "HSET fields a v\n"
+       "HEXPIRE fields 1000 FIELDS 1 a\n"
+       "BGREWRITEAOF                 # the base file holds HSETEX fields PXAT <ms> FIELDS 1 a v\n"
+       "DEBUG LOADAOF                # the log: CRITICAL ... 'value is not an integer or out of range' ... 'hsetex'\n"
+       "EXISTS fields                # 0 (specified: 1)",
        {"HSETEX", "HGETEX"},
        model::Defects{.fields_keyword_scan_includes_key = true},
        {},
