@@ -161,3 +161,35 @@ TEST_CASE_METHOD(Exact, "Exact time: a transaction re-applied at its deadline's 
   CHECK(diffs.empty());
   client()("DEBUG", "SET-ACTIVE-EXPIRE", "1");
 }
+
+TEST_CASE("without_moving: a deadline re-set to its value at the chosen millisecond still depends on the window",
+          "[state][time]") {
+  // HPEXPIRE h 100000 FIELDS 2 a b at ms 1000, then HPEXPIRE h 100000 FIELDS 1 a over the window
+  // [1000, 1001]: at 1000 the model changes nothing (a stays 101000), at 1001 a is 101001. The
+  // server may have run it at 1001 (redis-8.0, main property: "HPEXPIRETIME ... server [...280,
+  // ...279], model [...279, ...279]"), so a counts as changed (read back, a choice point).
+  const Dialect d = Dialect::valkey_9_1();
+  model::Keyspace pre;
+  state::Step scratch;
+  model::TrackingModel tm;
+  auto run_at = [&](model::Keyspace& ks, const Argv& a, int64_t at) {
+    state::detail::run_model(ks, d, state::detail::model_command(a), at, false, tm, scratch);
+  };
+  run_at(pre, {"HSET", "h", "a", "1", "b", "2", "c", "3"}, 1000);
+  run_at(pre, {"HPEXPIRE", "h", "100000", "FIELDS", "2", "a", "b"}, 1000);
+  const auto mc = state::detail::model_command({"HPEXPIRE", "h", "100000", "FIELDS", "1", "a"});
+  const auto before = state::detail::deadlines_before(pre, mc);
+  REQUIRE(before.at("h").size() == 2);
+  model::Keyspace chosen = pre;
+  run_at(chosen, mc.argv, 1000);
+  CHECK(state::detail::deadlines_before(chosen, mc) == before);  // nothing changed at the chosen ms
+  const auto left = state::detail::without_moving(before, pre, d, mc, 1001, chosen);
+  CHECK(left.at("h").count("f:a") == 0);  // a's deadline moves with the millisecond
+  CHECK(left.at("h").count("f:b") == 1);  // b's does not
+  // An absolute deadline does not move: nothing is taken out.
+  const auto abs = state::detail::model_command({"HPEXPIREAT", "h", "101000", "FIELDS", "1", "a"});
+  model::Keyspace chosen_abs = pre;
+  run_at(chosen_abs, abs.argv, 1000);
+  CHECK(state::detail::without_moving(state::detail::deadlines_before(pre, abs), pre, d, abs, 1001, chosen_abs) ==
+        state::detail::deadlines_before(pre, abs));
+}

@@ -398,7 +398,9 @@ class Twin {
   Step check(const detail::ModelCommand& mc, detail::Sent sent) { return check(mc, std::move(sent), CheckMode{}); }
   Step check(const detail::ModelCommand& mc, detail::Sent sent, CheckMode mode) {
     Step s = detail::step_of(mc, std::move(sent));
-    const detail::KeyDeadlines before = detail::deadlines_before(ks_, mc);
+    detail::KeyDeadlines before = detail::deadlines_before(ks_, mc);
+    std::optional<model::Keyspace> pre;  // over a window of milliseconds: what a later one would set
+    if (mode.readbacks && s.after_ms > s.before_ms) pre = ks_;
     // Coverage cells (state/coverage.hpp): the command against the model state before it runs.
     cells_.record(ks_, d_, mc.argv, mc.batch && !mc.tx.aborted && !mc.tx.unmodelled ? &*mc.batch : nullptr,
                   mc.in_script, s.before_ms);
@@ -412,6 +414,7 @@ class Twin {
       detail::settle_known_issues(opt_, d_, trial, ks_, s, read_back, max_window_ms,
                                   [this](const model::Keyspace& k) { return counters_match(k); }, mode.from_ms);
       trial.report_first();                                      // none agreed: the attempt at `before`
+      if (pre && s.ok) before = detail::without_moving(std::move(before), *pre, d_, mc, s.after_ms, ks_);
       if (mode.readbacks) detail::shift_batch(trial, mc, before, read_back, ks_, s);  // a batch at the server's ms
       detail::follow_server_invalidations(trial.tracking(), s);
       tracking_model_ = trial.tracking();

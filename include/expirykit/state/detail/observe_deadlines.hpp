@@ -49,6 +49,35 @@ inline KeyDeadlines deadlines_before(const model::Keyspace& ks, const ModelComma
   return out;
 }
 
+/// `before` (deadlines_before()) without the deadlines `mc` leaves that depend on the millisecond
+/// it ran at: those the model, run from `pre` (the state before the step) at `last_ms` (the
+/// window's last millisecond, Unix ms) with dialect `d`, leaves other than `chosen` does (the model
+/// after the step at the millisecond it chose). What the step changed is read against the result:
+/// a step that sets a deadline to the value it already had at the chosen millisecond changed
+/// nothing there, but would have at a later one (`HPEXPIRE h 1000 FIELDS 1 a` right after
+/// `HPEXPIRE h 1000 FIELDS 2 a b` at the same millisecond, the server running the second one
+/// millisecond later: redis-8.0, main property), so such a deadline is read back (adopt_deadlines)
+/// and makes a pipelined run's step a choice point (state/detail/run_all.hpp).
+inline KeyDeadlines without_moving(KeyDeadlines before, const model::Keyspace& pre, const model::Dialect& d,
+                                   const ModelCommand& mc, int64_t last_ms, const model::Keyspace& chosen) {
+  model::Keyspace alt = pre;
+  model::TrackingModel no_tracking;
+  Step scratch;
+  try {
+    run_model(alt, d, mc, last_ms, false, no_tracking, scratch);
+  } catch (const model::Unmodelled&) {
+    return before;
+  }
+  for (auto& [k, b] : before) {
+    const auto at_last = model_deadlines(alt, k), at_chosen = model_deadlines(chosen, k);
+    for (const auto& [f, v] : at_chosen) {
+      const auto it = at_last.find(f);
+      if (it == at_last.end() || it->second != v) b.erase(f);
+    }
+  }
+  return before;
+}
+
 /// After an agreeing batch step `s` of `mc` over a window: the first deadline it changed (keys in
 /// name order) that the server set some ms away from the model's, within the window
 /// (server_deadline_shift: state/adopt.hpp), names the millisecond the batch ran at; the batch is

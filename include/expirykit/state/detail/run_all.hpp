@@ -163,7 +163,11 @@ inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool sto
         if (!last && sents[k].after_ms > sents[k].before_ms) kept = model_side();
         const auto before = detail::deadlines_before(ks_, mcs[k]);
         s = check(mcs[k], sents[k], CheckMode{last, k == k0 ? from_ms : 0});
-        if (kept && s.ok && s.unmodelled.empty() && before != detail::deadlines_before(ks_, mcs[k])) {
+        // A choice point: the step changed a deadline, or one it set would differ at a later
+        // millisecond of its window (detail::without_moving).
+        if (kept && s.ok && s.unmodelled.empty() &&
+            (before != detail::deadlines_before(ks_, mcs[k]) ||
+             detail::without_moving(before, kept->ks, d_, mcs[k], sents[k].after_ms, ks_) != before)) {
           choices.push_back({k, std::move(*kept), s.model_at_ms});
           ++run_stats_.choice_points;
         }
