@@ -4,9 +4,10 @@
 //
 // send_chunk() sends, for each command, what state/detail/send.hpp sends for one (its Layout:
 // [begin markers] TIME command TIME [end markers]; a transaction as MULTI, its queued commands
-// bare, EXEC or DISCARD), all in one pipeline, and returns one Sent per command: the server ran
-// each command at one millisecond of its own TIME window, and the listeners' messages are cut
-// per command by its markers, as when the commands go one by one.
+// bare, EXEC or DISCARD), all in one pipeline, a command that follows one ending in `TIME [end
+// markers]` starting there (`shares_start`: TIME c1 TIME [m] c2 TIME [m] ...), and returns one
+// Sent per command: the server ran each command at one millisecond of its own TIME window, and
+// the listeners' messages are cut per command by its markers, as when the commands go one by one.
 //
 // chunk_end() decides where a run ends, from a speculative copy of the model (the commands applied
 // in order at the server's time as the twin estimates it: Twin::server_time_estimate, never later
@@ -65,18 +66,22 @@ inline std::vector<Sent> send_chunk(resp::Client& c, Listeners& listeners, uint6
   std::vector<std::size_t> at;
   std::vector<Layout> ls;
   std::vector<std::string> ns;
+  std::vector<bool> shares;  // starts at the previous command's closing TIME and end markers
   bool in_tx = false;
   for (const auto& mc : mcs) {
+    const bool after_close = !ls.empty() && (ls.back() == Layout::single || ls.back() == Layout::close);
     ns.push_back(std::to_string(++seq));
     ls.push_back(layout_of(mc.name, in_tx));
-    at.push_back(lay_out(cmds, listeners, ns.back(), ls.back(), mc.argv));
+    shares.push_back(after_close && (ls.back() == Layout::single || ls.back() == Layout::multi));
+    at.push_back(lay_out(cmds, listeners, ns.back(), ls.back(), mc.argv, shares.back()));
     in_tx = ls.back() == Layout::multi || ls.back() == Layout::queued;
   }
   const auto r = c.pipeline(cmds);
   std::vector<Sent> out;
   int64_t tx_before_ms = 0;
   for (std::size_t i = 0; i < mcs.size(); ++i) {
-    out.push_back(read_sent(r, at[i], ls[i], tx_before_ms, listeners, ns[i]));
+    const auto shared = shares[i] ? std::optional<int64_t>(out.back().after_ms) : std::nullopt;
+    out.push_back(read_sent(r, at[i], ls[i], tx_before_ms, listeners, ns[i], shared));
     if (ls[i] == Layout::multi) tx_before_ms = out.back().before_ms;
   }
   return out;

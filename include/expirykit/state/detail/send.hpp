@@ -12,7 +12,12 @@
 //
 // The same layout serves a pipelined run (state/detail/pipeline.hpp: send_chunk): each command
 // of the run laid out as here, one after the other in one pipeline, and one Sent per command;
-// a transaction's queued commands go bare between its MULTI and its EXEC / DISCARD (Layout).
+// a transaction's queued commands go bare between its MULTI and its EXEC / DISCARD (Layout). In
+// a run, a command right after one that ended with `TIME [end markers]` starts there (no markers
+// or TIME of its own before it: `shares_start`): the server runs a pipeline's commands one after
+// the other, so that TIME still bounds both windows and those markers still cut both commands'
+// messages; what the server did between them (active expiry, when its read of the pipeline is
+// split there) is in the later command's cut instead of the background.
 #pragma once
 
 #include <cstdint>
@@ -58,15 +63,18 @@ inline Layout layout_of(const std::string& upper_name, bool in_tx) {
 }
 
 /// Appends what is sent for `argv` laid out as `l` (markers numbered `n`) to `cmds`; returns the
-/// index of its first reply that is not a marker's.
+/// index of its first reply that is not a marker's. `shares_start`: a single or multi right after
+/// a single or close in the same pipeline (state/detail/pipeline.hpp: send_chunk) sends neither
+/// begin markers nor its first TIME: the previous command's TIME and end markers are its start.
 inline std::size_t lay_out(std::vector<Argv>& cmds, const Listeners& listeners, const std::string& n, Layout l,
-                           const Argv& argv) {
-  if (l == Layout::single || l == Layout::multi) {
+                           const Argv& argv, bool shares_start = false) {
+  const bool starts = (l == Layout::single || l == Layout::multi) && !shares_start;
+  if (starts) {
     const auto pre = listeners.begin_markers(n);
     cmds.insert(cmds.end(), pre.begin(), pre.end());
   }
   const std::size_t at = cmds.size();
-  if (l != Layout::queued && l != Layout::close) cmds.push_back({"TIME"});
+  if (starts) cmds.push_back({"TIME"});
   cmds.push_back(argv);
   if (l == Layout::single || l == Layout::close) {
     cmds.push_back({"TIME"});
@@ -79,20 +87,23 @@ inline std::size_t lay_out(std::vector<Argv>& cmds, const Listeners& listeners, 
 /// What the server showed for a command laid out as `l` whose replies start at r[at] (lay_out),
 /// with what the listeners heard for it (markers numbered `n`). `tx_before_ms` is the server time
 /// at the open transaction's MULTI (Unix ms): a queued command's window, and where an EXEC's or
-/// DISCARD's opens.
+/// DISCARD's opens. `shared_start_ms`: laid out with `shares_start`, the previous command's
+/// closing TIME (Unix ms), which opens this one's window; what the listeners heard since the
+/// previous command's end markers is this one's.
 inline Sent read_sent(const std::vector<Reply>& r, std::size_t at, Layout l, int64_t tx_before_ms,
-                      Listeners& listeners, const std::string& n) {
+                      Listeners& listeners, const std::string& n, std::optional<int64_t> shared_start_ms = std::nullopt) {
   using server::time_ms;
   Sent out;
+  const std::size_t own = shared_start_ms ? 0 : 1;  // replies of its own before the command's: its first TIME
   switch (l) {
     case Layout::single:
-      out.before_ms = time_ms(r[at]);
-      out.reply = r[at + 1];
-      out.after_ms = time_ms(r[at + 2]);
+      out.before_ms = shared_start_ms ? *shared_start_ms : time_ms(r[at]);
+      out.reply = r[at + own];
+      out.after_ms = time_ms(r[at + own + 1]);
       break;
     case Layout::multi:
-      out.before_ms = out.after_ms = time_ms(r[at]);
-      out.reply = r[at + 1];
+      out.before_ms = out.after_ms = shared_start_ms ? *shared_start_ms : time_ms(r[at]);
+      out.reply = r[at + own];
       out.opened_transaction = out.reply == Reply::ok();
       break;
     case Layout::queued:
@@ -105,7 +116,7 @@ inline Sent read_sent(const std::vector<Reply>& r, std::size_t at, Layout l, int
       out.after_ms = time_ms(r[at + 1]);
       break;
   }
-  if (l != Layout::close && listeners.any()) listeners.read_begin(n);
+  if (l != Layout::close && !shared_start_ms && listeners.any()) listeners.read_begin(n);
   listeners.read_end(n, l != Layout::multi, out.events, out.invalidations);
   return out;
 }
