@@ -39,11 +39,20 @@ struct Counters {
   /// server refuses INFO or lacks the dialect's stats field.
   static Counters read(resp::Client& c, const model::Dialect& d, int db = 0) {
     // Both sections in one round trip (the checker reads them around every sequence).
-    const auto r = c.pipeline({{"INFO", "stats"}, {"INFO", "keyspace"}});
-    for (const auto& x : r)
-      if (!x.is_string()) throw std::runtime_error(c.address() + ": INFO failed: " + x.to_string());
-    const auto stats = server::Info::parse(r[0].str());
-    const auto ks = server::Info::parse(r[1].str());
+    const auto r = c.pipeline(requests());
+    return parse(r[0], r[1], d, db, c.address());
+  }
+  /// The commands read() sends (INFO stats, INFO keyspace), for a caller that pipelines them
+  /// with its own; parse() reads their replies.
+  static std::vector<resp::Argv> requests() { return {{"INFO", "stats"}, {"INFO", "keyspace"}}; }
+  /// The counters in the replies to requests() from the server at `address` (for messages).
+  /// Throws std::runtime_error like read().
+  static Counters parse(const resp::Reply& stats_reply, const resp::Reply& keyspace_reply, const model::Dialect& d,
+                        int db, const std::string& address) {
+    for (const auto* x : {&stats_reply, &keyspace_reply})
+      if (!x->is_string()) throw std::runtime_error(address + ": INFO failed: " + x->to_string());
+    const auto stats = server::Info::parse(stats_reply.str());
+    const auto ks = server::Info::parse(keyspace_reply.str());
     if (!stats.has(d.info_expired_fields_stat))
       throw std::runtime_error("INFO stats has no " + d.info_expired_fields_stat + " (dialect " + d.name + ")");
     Counters out;

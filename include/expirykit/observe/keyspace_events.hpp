@@ -93,7 +93,14 @@ class KeyspaceEvents {
   /// Switches notify-keyspace-events to `flags` (CONFIG SET over `control`, the observed
   /// connection). Throws std::runtime_error if refused.
   void set_flags(resp::Client& control, const std::string& flags) {
-    const resp::Reply set = control("CONFIG", "SET", "notify-keyspace-events", flags);
+    set_flags_reply(control.call(set_flags_command(flags)), flags);
+  }
+  /// set_flags() in a pipeline of the caller's: the command to send on the observed connection,
+  /// then set_flags_reply() with its reply (throws like set_flags()).
+  static resp::Argv set_flags_command(const std::string& flags) {
+    return {"CONFIG", "SET", "notify-keyspace-events", flags};
+  }
+  void set_flags_reply(const resp::Reply& set, const std::string& flags) {
     if (!set.is_status())
       throw std::runtime_error("keyspace events: CONFIG SET notify-keyspace-events " + flags + " answered " +
                                set.to_string());

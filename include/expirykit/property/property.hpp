@@ -320,9 +320,10 @@ inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
   if (!budget.sent) budget.sent = [&twin] { return twin.sent(); };
   const auto sequence_gen = gen::property_sequence(d, budget.max_len);  // made once, drawn in each case
   auto res = check_cases("model and " + d.name + " agree on random sequences", budget, [&] {
-    if (twin.observing_events()) twin.set_event_flags(*rc::gen::elementOf(event_flag_choices()));
+    SequenceOptions opt;
+    if (twin.observing_events()) opt.event_flags = *rc::gen::elementOf(event_flag_choices());
     const auto cmds = *sequence_gen;
-    return run_sequence(twin, cmds);
+    return run_sequence(twin, cmds, opt);
   });
   res.cells = twin.cells().since(before);
   return res;

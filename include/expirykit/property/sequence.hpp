@@ -42,6 +42,9 @@ struct SequenceOptions {
   bool stop_at_first = true;     ///< stop checking at the first mismatch
   /// Send the commands in pipelined runs (Twin::run_all); false: one round trip each (Twin::run).
   bool pipelined = true;
+  /// When the twin observes events and this is not empty: notify-keyspace-events for this
+  /// sequence, set with its FLUSHALL (Twin::begin_sequence).
+  std::string event_flags;
 };
 
 /// The keys a command names (argv[1], and argv[2] for RENAME/COPY; all args of DEL/UNLINK/EXISTS;
@@ -78,8 +81,7 @@ inline std::string step_summary(const Step& s) {
 inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, SequenceOptions opt = {}) {
   SequenceResult res;
   twin.prepare_stale_templates(cmds);  // outside what the sequence is checked on
-  twin.flushall();
-  if (twin.observing_counters()) twin.observe_counters();  // counters from here
+  twin.begin_sequence(opt.event_flags);  // FLUSHALL, the flags, the counters' base: one round trip
   const std::size_t first = 0;
   std::string failure;
   // Sent in pipelined runs (Twin::run_all: state/detail/run_all.hpp), checked step by step.
@@ -108,9 +110,8 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
   }
   std::vector<std::string> diffs;
   if (failure.empty() && opt.full_state_check) {
-    diffs = twin.compare_background_events();  // nothing outside the commands (or as the model says)
-    for (auto& d : twin.compare_state()) diffs.push_back(d);
-    for (auto& d : twin.compare_counters()) diffs.push_back(d);
+    // Nothing outside the commands (or as the model says), the state, the counters: two round trips.
+    diffs = twin.compare_all();
   }
   if (failure.empty() && diffs.empty()) return res;
   res.ok = false;

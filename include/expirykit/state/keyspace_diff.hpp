@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -48,105 +49,169 @@ inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::K
   return keyspace_diff(side, ks, server::time_ms(r[0]), o, &r[1]);
 }
 
-/// (`keys_read`: the server's reply to KEYS *, when read already.)
-inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::Keyspace& ks, int64_t now_ms,
-                                              const KeyspaceDiffOptions& o, const resp::Reply* keys_read) {
-  std::vector<std::string> diffs;
-  const int64_t now = now_ms;
-  std::set<std::string> keys;
-  for (const auto& k : ks.key_names())
-    if (ks.peek(k, now) && (!o.owns || o.owns(k))) keys.insert(k);
-  const resp::Reply all = keys_read ? *keys_read : side("KEYS", "*");
-  if (all.is_array())
-    for (const auto& k : all.elements())
-      if (!o.owns || o.owns(k.str())) keys.insert(k.str());
-  // Every read of every key in one pipeline, planned from the model's side of each key (a read
-  // the server's type makes pointless is sent anyway and its reply not looked at): two round
-  // trips in all (KEYS, then this), whatever the number of keys.
-  struct Plan {
-    const model::Entry* e = nullptr;
-    std::size_t type = 0, pttl = 0, get = 0, hlen = 0, getall = 0, enc = 0, times = 0;
-    Argv times_argv;
-    std::vector<Reply> pairs;
-    std::vector<long long> expected;
-  };
-  std::vector<Argv> reads;
-  std::vector<Plan> plans;
+namespace detail {
+/// Where the replies to one key's reads are (indexes into the pipeline's replies), planned from
+/// the model's entry `e` of the key (nullptr: the model has no such key, TYPE only). What is read
+/// depends on the entry only (its type and stored fields), not on the time it is judged at.
+struct KeyReads {
+  const model::Entry* e = nullptr;
+  std::size_t type = 0, pttl = 0, get = 0, hlen = 0, getall = 0, enc = 0, times = 0;
+  Argv times_argv;
+};
+
+/// Appends the reads of `key` (model entry `e`) to `reads`.
+inline KeyReads plan_key(std::vector<Argv>& reads, const std::string& key, const model::Entry* e, bool check_encoding) {
   auto read = [&reads](Argv a) {
     reads.push_back(std::move(a));
     return reads.size() - 1;
   };
-  for (const auto& key : keys) {
-    Plan p;
-    p.e = ks.peek(key, now);
-    p.type = read({"TYPE", key});
-    if (p.e) {
-      p.pttl = read({"PTTL", key});
-      if (p.e->is_string()) {
-        p.get = read({"GET", key});
-      } else {
-        const model::Hash& h = p.e->hash();
-        p.hlen = read({"HLEN", key});
-        p.times_argv = {"HPEXPIRETIME", key, "FIELDS", std::to_string(h.fields.size())};
-        for (const auto& [f, fld] : h.fields) {
-          if (!fld.expired(now)) {
-            p.pairs.push_back(Reply::string(f));
-            p.pairs.push_back(Reply::string(fld.value));
-          }
-          p.times_argv.push_back(f);
-          p.expected.push_back(fld.expired(now) ? -2 : fld.expire_ms ? *fld.expire_ms : -1);
-        }
-        p.getall = read({"HGETALL", key});
-        if (o.check_encoding) p.enc = read({"OBJECT", "ENCODING", key});
-        if (!h.fields.empty()) p.times = read(p.times_argv);
-      }
-    }
-    plans.push_back(std::move(p));
+  KeyReads p;
+  p.e = e;
+  p.type = read({"TYPE", key});
+  if (!e) return p;
+  p.pttl = read({"PTTL", key});
+  if (e->is_string()) {
+    p.get = read({"GET", key});
+    return p;
   }
+  const model::Hash& h = e->hash();
+  p.hlen = read({"HLEN", key});
+  p.times_argv = {"HPEXPIRETIME", key, "FIELDS", std::to_string(h.fields.size())};
+  for (const auto& kv : h.fields) p.times_argv.push_back(kv.first);
+  p.getall = read({"HGETALL", key});
+  if (check_encoding) p.enc = read({"OBJECT", "ENCODING", key});
+  if (!h.fields.empty()) p.times = read(p.times_argv);
+  return p;
+}
+
+/// The differences of `key` (planned as `p`, replies in `r`) at server time `now` (Unix ms),
+/// appended to `diffs`.
+inline void judge_key(std::vector<std::string>& diffs, const std::string& key, const KeyReads& p,
+                      const std::vector<Reply>& r, int64_t now, const KeyspaceDiffOptions& o) {
+  const std::string shown = resp::cli_quote(key);  // a binary key stays on one line
+  const model::Entry* e = p.e;
+  const Reply& type = r[p.type];
+  const std::string mt = e ? e->type_name() : "none";
+  if (!type.is_status() || type.str() != mt) {
+    diffs.push_back(shown + ": TYPE server " + type.to_string() + ", model " + mt);
+    return;
+  }
+  if (!e) return;
+  const Reply& pttl = r[p.pttl];
+  const bool model_ttl = e->expire_ms.has_value();
+  if (!pttl.is_integer() || (pttl.as_integer() == -1) == model_ttl)
+    diffs.push_back(shown + ": key PTTL server " + pttl.to_string() + ", model " +
+                    (model_ttl ? std::to_string(*e->expire_ms - now) : "-1"));
+  if (e->is_string()) {
+    const Reply& v = r[p.get];
+    if (v != Reply::string(e->string()))
+      diffs.push_back(shown + ": GET server " + v.to_string() + ", model " + resp::quoted(e->string()));
+    return;
+  }
+  const model::Hash& h = e->hash();
+  std::vector<Reply> pairs;
+  std::vector<long long> expected;
+  for (const auto& [f, fld] : h.fields) {
+    if (!fld.expired(now)) {
+      pairs.push_back(Reply::string(f));
+      pairs.push_back(Reply::string(fld.value));
+    }
+    expected.push_back(fld.expired(now) ? -2 : fld.expire_ms ? *fld.expire_ms : -1);
+  }
+  const Reply& len = r[p.hlen];
+  if (!(o.hlen_unknown && o.hlen_unknown->count(key)) &&
+      len != Reply::integer(static_cast<long long>(h.stored_count())))
+    diffs.push_back(shown + ": HLEN server " + len.to_string() + ", model " + std::to_string(h.stored_count()));
+  const Argv getall{"HGETALL", key};
+  const Reply& all_fields = r[p.getall];
+  if (!model::same_reply(getall, Reply::array(pairs), all_fields))
+    diffs.push_back(shown + ": HGETALL server " + oneline(all_fields) + ", model " + oneline(Reply::array(pairs)));
+  if (o.check_encoding) {
+    const Reply& enc = r[p.enc];
+    if (!enc.is_string() || enc.str() != model::to_string(h.encoding))
+      diffs.push_back(shown + ": OBJECT ENCODING server " + enc.to_string() + ", model " + model::to_string(h.encoding));
+  }
+  if (!h.fields.empty()) {
+    const Reply& t = r[p.times];
+    if (!replies_match(p.times_argv, Reply::ints(expected), t, o.time_tolerance_ms))
+      diffs.push_back(shown + ": " + resp::cli_line(p.times_argv) + " server " + oneline(t) + ", model " +
+                      oneline(Reply::ints(expected)));
+  }
+}
+
+/// The keys compared at `now`: every key the model holds then and every key in `keys_read` (the
+/// server's KEYS * reply), those `o.owns` takes.
+inline std::set<std::string> keys_compared(const model::Keyspace& ks, int64_t now, const KeyspaceDiffOptions& o,
+                                           const resp::Reply& keys_read) {
+  std::set<std::string> keys;
+  for (const auto& k : ks.key_names())
+    if (ks.peek(k, now) && (!o.owns || o.owns(k))) keys.insert(k);
+  if (keys_read.is_array())
+    for (const auto& k : keys_read.elements())
+      if (!o.owns || o.owns(k.str())) keys.insert(k.str());
+  return keys;
+}
+}  // namespace detail
+
+/// (`keys_read`: the server's reply to KEYS *, when read already.)
+inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::Keyspace& ks, int64_t now_ms,
+                                              const KeyspaceDiffOptions& o, const resp::Reply* keys_read) {
+  const resp::Reply all = keys_read ? *keys_read : side("KEYS", "*");
+  const std::set<std::string> keys = detail::keys_compared(ks, now_ms, o, all);
+  // Every read of every key in one pipeline, planned from the model's side of each key (a read
+  // the server's type makes pointless is sent anyway and its reply not looked at): two round
+  // trips in all (KEYS, then this), whatever the number of keys.
+  std::vector<Argv> reads;
+  std::vector<detail::KeyReads> plans;
+  for (const auto& key : keys) plans.push_back(detail::plan_key(reads, key, ks.peek(key, now_ms), o.check_encoding));
   const std::vector<Reply> r = reads.empty() ? std::vector<Reply>{} : side.pipeline(reads);
+  std::vector<std::string> diffs;
   std::size_t i = 0;
-  for (const auto& key : keys) {
-    const Plan& p = plans[i++];
-    const std::string shown = resp::cli_quote(key);  // a binary key stays on one line
-    const model::Entry* e = p.e;
-    const Reply& type = r[p.type];
-    const std::string mt = e ? e->type_name() : "none";
-    if (!type.is_status() || type.str() != mt) {
-      diffs.push_back(shown + ": TYPE server " + type.to_string() + ", model " + mt);
-      continue;
-    }
-    if (!e) continue;
-    const Reply& pttl = r[p.pttl];
-    const bool model_ttl = e->expire_ms.has_value();
-    if (!pttl.is_integer() || (pttl.as_integer() == -1) == model_ttl)
-      diffs.push_back(shown + ": key PTTL server " + pttl.to_string() + ", model " +
-                      (model_ttl ? std::to_string(*e->expire_ms - now) : "-1"));
-    if (e->is_string()) {
-      const Reply& v = r[p.get];
-      if (v != Reply::string(e->string()))
-        diffs.push_back(shown + ": GET server " + v.to_string() + ", model " + resp::quoted(e->string()));
-      continue;
-    }
-    const model::Hash& h = e->hash();
-    const Reply& len = r[p.hlen];
-    if (!(o.hlen_unknown && o.hlen_unknown->count(key)) &&
-        len != Reply::integer(static_cast<long long>(h.stored_count())))
-      diffs.push_back(shown + ": HLEN server " + len.to_string() + ", model " + std::to_string(h.stored_count()));
-    const Argv getall{"HGETALL", key};
-    const Reply& all_fields = r[p.getall];
-    if (!model::same_reply(getall, Reply::array(p.pairs), all_fields))
-      diffs.push_back(shown + ": HGETALL server " + oneline(all_fields) + ", model " + oneline(Reply::array(p.pairs)));
-    if (o.check_encoding) {
-      const Reply& enc = r[p.enc];
-      if (!enc.is_string() || enc.str() != model::to_string(h.encoding))
-        diffs.push_back(shown + ": OBJECT ENCODING server " + enc.to_string() + ", model " + model::to_string(h.encoding));
-    }
-    if (!h.fields.empty()) {
-      const Reply& t = r[p.times];
-      if (!replies_match(p.times_argv, Reply::ints(p.expected), t, o.time_tolerance_ms))
-        diffs.push_back(shown + ": " + resp::cli_line(p.times_argv) + " server " + oneline(t) + ", model " +
-                        oneline(Reply::ints(p.expected)));
-    }
+  for (const auto& key : keys) detail::judge_key(diffs, key, plans[i++], r, now_ms, o);
+  return diffs;
+}
+
+/// keyspace_diff() in one round trip when it can: `first` (the caller's own commands), TIME,
+/// KEYS * and the reads of every key the model holds at `estimate_ms` in one pipeline over
+/// `side`, judged at the TIME read. `estimate_ms` is a server time no later than the server's now
+/// (Unix ms; Twin::server_time_estimate). When a key of the model has its key TTL within
+/// `margin_ms` after the estimate (its reads could meet it expired: TYPE and PTTL would delete it
+/// lazily), the reads wait for the TIME as in keyspace_diff(); keys KEYS * lists that the model
+/// lacks are read in a second round trip. The replies to `first` go to `first_replies`. Throws
+/// what resp::Client throws.
+inline std::vector<std::string> keyspace_diff_pipelined(resp::Client& side, const model::Keyspace& ks,
+                                                        int64_t estimate_ms, const KeyspaceDiffOptions& o,
+                                                        std::vector<Argv> first, std::vector<Reply>& first_replies,
+                                                        int64_t margin_ms = 2000) {
+  const std::size_t at = first.size();
+  first.push_back({"TIME"});
+  first.push_back({"KEYS", "*"});
+  std::map<std::string, detail::KeyReads> planned;
+  bool early = true;  // every key's reads can go now
+  for (const auto& k : ks.key_names()) {
+    const model::Entry* e = ks.peek(k, estimate_ms);
+    if (!e || (o.owns && !o.owns(k))) continue;
+    if (e->expire_ms && *e->expire_ms <= estimate_ms + margin_ms) early = false;
+  }
+  if (early)
+    for (const auto& k : ks.key_names())
+      if (const model::Entry* e = ks.peek(k, estimate_ms); e && (!o.owns || o.owns(k)))
+        planned.emplace(k, detail::plan_key(first, k, e, o.check_encoding));
+  std::vector<Reply> r = side.pipeline(first);
+  first_replies.assign(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(at));
+  const int64_t now = server::time_ms(r[at]);
+  if (!early) return keyspace_diff(side, ks, now, o, &r[at + 1]);
+  // The model's keys at `now` are the planned ones (no key TTL ran out since the estimate); the
+  // server's others are read now.
+  std::vector<std::string> diffs;
+  std::vector<Argv> more;
+  std::map<std::string, detail::KeyReads> extra;
+  for (const auto& key : detail::keys_compared(ks, now, o, r[at + 1]))
+    if (!planned.count(key)) extra.emplace(key, detail::plan_key(more, key, ks.peek(key, now), o.check_encoding));
+  const std::vector<Reply> r2 = more.empty() ? std::vector<Reply>{} : side.pipeline(more);
+  for (const auto& key : detail::keys_compared(ks, now, o, r[at + 1])) {
+    if (const auto p = planned.find(key); p != planned.end()) detail::judge_key(diffs, key, p->second, r, now, o);
+    else detail::judge_key(diffs, key, extra.at(key), r2, now, o);
   }
   return diffs;
 }

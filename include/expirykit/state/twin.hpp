@@ -63,6 +63,7 @@
 #include <cstdint>
 #include <exception>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -194,24 +195,22 @@ class Twin {
     return out;
   }
   /// FLUSHALL SYNC on the server, an empty model (counters kept), no history, and the events
-  /// that came before forgotten: a fresh start for a sequence.
-  void flushall() {
-    if (tx_) {
-      (*c_)("DISCARD");
-      tx_.reset();
-    }
-    // The server may be another process than last time (a restart): a read-back connection it
-    // closed is dropped, an open one kept (a new connection per sequence cost 3 % of the
-    // checker's CPU: bench/RESULTS.md).
-    std::erase_if(sides_, [](const auto& s) { return !s.second || !s.second->open_and_quiet(); });
-    script_strings_.clear();
-    ks_.clear();
-    tracking_model_.tracked.clear();
-    history_.clear();
-    inflight_.reset();
-    inflight_run_.clear();
-    hlen_unknown_.clear();
-    compare_background_after({{"FLUSHALL", "SYNC"}});  // what came before is forgotten
+  /// that came before forgotten: a fresh start for a sequence. One round trip (FLUSHALL and the
+  /// listeners' markers in one pipeline).
+  void flushall() { flush({}, false); }
+  /// flushall() for the next sequence of a property (property::run_sequence): when observing
+  /// events and `event_flags` is not empty, notify-keyspace-events switched to it first
+  /// (set_event_flags()); when observing counters, their base read again right after the
+  /// FLUSHALL (observe_counters()); all in flushall()'s one round trip, so that nothing the
+  /// server does between them (active expiry) falls outside the base. Throws like
+  /// set_event_flags() and observe_counters().
+  void begin_sequence(const std::string& event_flags = {}) {
+    std::vector<Argv> before;
+    auto* events = listeners_.event_listener();
+    const bool set_flags = events && !event_flags.empty();
+    if (set_flags) before.push_back(events->set_flags_command(event_flags));
+    flush(std::move(before), counters_.on());
+    if (set_flags) events->set_flags_reply(flush_replies_.front(), event_flags);
   }
 
   /// The server's clock (TIME), Unix ms.
@@ -260,7 +259,14 @@ class Twin {
 
   /// FUNCTION LOAD of model::sequence_function_library() unless the server has it
   /// (state/detail/send.hpp). Throws std::runtime_error if the server refuses.
-  void load_sequence_function() { detail::ensure_sequence_function(side()); }
+  void load_sequence_function() {
+    // Once per read-back connection: a server that restarted closed it (flush() and side() then
+    // forget it), and nothing the kit sends deletes a function (FLUSHALL keeps them).
+    resp::Client& s = side();
+    if (function_loaded_.count(s.address()) && s.open_and_quiet()) return;
+    detail::ensure_sequence_function(s);
+    function_loaded_.insert(s.address());
+  }
 
   /// The crash row (known_issues/table.hpp, KnownIssue::crashes) that says `argv` would crash
   /// the server under test (Options::server) or one of Options::crash_servers, given the model's
@@ -289,7 +295,10 @@ class Twin {
   /// server while the twin observes tracking should poll over it.
   resp::Client& side() {
     auto& side = sides_[c_->address()];
-    if (!side || !side->connected()) side = std::make_unique<resp::Client>(c_->host(), c_->port());
+    if (!side || !side->connected()) {
+      side = std::make_unique<resp::Client>(c_->host(), c_->port());
+      function_loaded_.erase(c_->address());
+    }
     return *side;
   }
   /// True between a MULTI this twin sent and its EXEC / DISCARD.
@@ -330,12 +339,32 @@ class Twin {
   /// With `owns`, only the keys it accepts are compared, on both sides (a cluster node's share:
   /// state/cluster_twin.hpp).
   std::vector<std::string> compare_state(const std::function<bool(const std::string&)>& owns = {}) {
-    KeyspaceDiffOptions o;
-    o.time_tolerance_ms = opt_.time_tolerance_ms;
-    o.check_encoding = opt_.check_encoding && limits_read_;
-    o.hlen_unknown = &hlen_unknown_;
-    o.owns = owns;
-    return keyspace_diff(side(), ks_, o);  // TIME and KEYS * in one round trip
+    return keyspace_diff(side(), ks_, diff_options(owns));  // TIME and KEYS * in one round trip
+  }
+  /// compare_background_events(), compare_state() and compare_counters() (when observed), their
+  /// lines in that order, in one round trip: the listeners' background markers, the INFO counters
+  /// and compare_state()'s TIME, KEYS * and reads in one pipeline over the read-back connection
+  /// (a marker cuts what the listeners heard wherever it is published from; the reads change no
+  /// counter and emit nothing: they delete nothing lazily), the reads planned from the model at
+  /// server_time_estimate() (state/keyspace_diff.hpp: keyspace_diff_pipelined; a key TTL due soon,
+  /// or keys only the server holds, take a second round trip). What property::run_sequence checks
+  /// after a sequence's last command. Throws what resp::Client throws.
+  std::vector<std::string> compare_all() {
+    resp::Client& s = side();
+    const std::string token = "bg" + std::to_string(++marker_seq_);
+    std::vector<Argv> first = listeners_.background_markers(token);
+    const std::size_t at = first.size();
+    if (counters_.on())
+      for (auto& a : observe::Counters::requests()) first.push_back(std::move(a));
+    std::vector<Reply> r;
+    auto state = keyspace_diff_pipelined(s, ks_, server_time_estimate(), diff_options({}), std::move(first), r);
+    auto out = background_until(token);
+    out.insert(out.end(), std::make_move_iterator(state.begin()), std::make_move_iterator(state.end()));
+    if (counters_.on()) {
+      const auto server = observe::Counters::parse(r[at], r[at + 1], d_, 0, s.address());
+      for (auto& d : counters_.compare_with(server, d_, ks_)) out.push_back(std::move(d));
+    }
+    return out;
   }
 
   /// The recorded steps as a script replayable with valkey-cli / redis-cli, each command
@@ -352,11 +381,58 @@ class Twin {
     const std::string token = "bg" + std::to_string(++marker_seq_);
     const auto markers = listeners_.background_markers(token);
     first.insert(first.end(), markers.begin(), markers.end());
-    if (!first.empty()) c_->pipeline(first);
+    flush_replies_.clear();
+    if (!first.empty()) flush_replies_ = c_->pipeline(first);
+    return background_until(token);
+  }
+  /// The background comparison up to the markers `token` (sent already).
+  std::vector<std::string> background_until(const std::string& token) {
     detail::keep_background(ks_, background_model_);
     auto out = listeners_.compare_background(token, background_model_, tracking_model_);
     background_model_.clear();
     return out;
+  }
+
+  /// flushall() with `before` sent ahead of the FLUSHALL, and the counters' base read after it
+  /// when `rebase`, in one pipeline; the replies stay in flush_replies_ (`before`'s first).
+  void flush(std::vector<Argv> before, bool rebase) {
+    if (tx_) {
+      (*c_)("DISCARD");
+      tx_.reset();
+    }
+    // The server may be another process than last time (a restart): a read-back connection it
+    // closed is dropped, an open one kept (a new connection per sequence cost 3 % of the
+    // checker's CPU: bench/RESULTS.md).
+    std::erase_if(sides_, [this](const auto& s) {
+      const bool gone = !s.second || !s.second->open_and_quiet();
+      if (gone) function_loaded_.erase(s.first);
+      return gone;
+    });
+    script_strings_.clear();
+    ks_.clear();
+    tracking_model_.tracked.clear();
+    history_.clear();
+    inflight_.reset();
+    inflight_run_.clear();
+    hlen_unknown_.clear();
+    const std::size_t n_before = before.size();
+    before.push_back({"FLUSHALL", "SYNC"});
+    if (rebase)
+      for (auto& a : observe::Counters::requests()) before.push_back(std::move(a));
+    compare_background_after(std::move(before));  // what came before is forgotten
+    if (rebase)
+      counters_.start_from(observe::Counters::parse(flush_replies_[n_before + 1], flush_replies_[n_before + 2], d_, 0,
+                                                    c_->address()),
+                           ks_);
+  }
+
+  KeyspaceDiffOptions diff_options(const std::function<bool(const std::string&)>& owns) const {
+    KeyspaceDiffOptions o;
+    o.time_tolerance_ms = opt_.time_tolerance_ms;
+    o.check_encoding = opt_.check_encoding && limits_read_;
+    o.hlen_unknown = &hlen_unknown_;
+    o.owns = owns;
+    return o;
   }
 
   /// Records `ms` (Unix ms), a server time read on this server before now, for
@@ -538,6 +614,8 @@ class Twin {
   std::optional<detail::Transaction> tx_;
   model::TrackingModel tracking_model_;
   std::map<std::string, std::unique_ptr<resp::Client>> sides_;  ///< read-backs per server (side())
+  std::set<std::string> function_loaded_;  ///< sides_ known to hold the sequence function (load_sequence_function)
+  std::vector<Reply> flush_replies_;       ///< the replies of compare_background_after()'s pipeline
   StaleTemplates stale_;  ///< `@stale:` payloads made on this twin's servers
   std::set<std::string> script_strings_;  ///< strings a script wrote (valkey-script-string-not-int-encoded)
   std::set<std::string> hlen_unknown_;  ///< keys re-read after an unmodelled command

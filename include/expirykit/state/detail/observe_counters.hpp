@@ -24,14 +24,21 @@ class CounterObservation {
   bool on() const { return base_.has_value(); }
   /// From now on: the server's stats read over `side` are the base, the model's counts in `ks`
   /// start from zero.
-  void start(resp::Client& side, const model::Dialect& d, model::Keyspace& ks) {
-    base_ = observe::Counters::read(side, d);
+  void start(resp::Client& side, const model::Dialect& d, model::Keyspace& ks) { start_from(observe::Counters::read(side, d), ks); }
+  /// start() from counters the caller read (observe::Counters::requests() in a pipeline of its own).
+  void start_from(const observe::Counters& server, model::Keyspace& ks) {
+    base_ = server;
     ks.counters() = model::Counters{};
   }
   /// The server's counters (read now over `side`) against model state `ks`'s; one line per
   /// difference (observe::compare). Only when on().
   std::vector<std::string> compare(resp::Client& side, const model::Dialect& d, const model::Keyspace& ks) const {
-    return observe::compare(observe::Counters::read(side, d), observe::Counters::of_model(ks, *base_), d);
+    return compare_with(observe::Counters::read(side, d), d, ks);
+  }
+  /// compare() with the server's counters the caller read.
+  std::vector<std::string> compare_with(const observe::Counters& server, const model::Dialect& d,
+                                        const model::Keyspace& ks) const {
+    return observe::compare(server, observe::Counters::of_model(ks, *base_), d);
   }
 
  private:

@@ -1,0 +1,111 @@
+// The twin's per-sequence round trips (state/twin.hpp): compare_all() reports, in one round trip
+// (two when a key TTL is due within its margin or the server holds keys the model lacks), what
+// compare_background_events(), compare_state() and compare_counters() report one by one; and
+// begin_sequence() sets the event flags and the counters' base with its FLUSHALL. On the live
+// server, with differences planted behind the twin's back over a connection of the test's own.
+#include <catch2/catch_test_macros.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <expirykit/catch2/twin_fixture.hpp>
+
+using namespace expirykit::catch2;
+using expirykit::resp::Argv;
+
+namespace {
+std::string lines(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& l : v) out += l + "\n";
+  return out;
+}
+std::set<char> letters(const std::string& s) { return {s.begin(), s.end()}; }
+}  // namespace
+
+TEST_CASE_METHOD(TwinFixture, "compare_all: what the three compare_*() report, whichever way the state is read",
+                 "[state][compare_all]") {
+  auto& t = twin();
+  t.observe_events();
+  t.observe_counters();
+  // Without `soon` every model key's reads travel with TIME and KEYS *; with it (a key TTL due
+  // within the 2 s margin) they wait for the TIME.
+  for (const bool soon : {false, true}) {
+    CAPTURE(soon);
+    t.begin_sequence("KEA");
+    std::vector<Argv> cmds = {{"HSET", "h", "a", "1", "b", "2"},
+                              {"HPEXPIRE", "h", "100000", "FIELDS", "1", "a"},
+                              {"SET", "s", "v", "EX", "100"}};
+    if (soon) cmds.push_back({"SET", "soon", "v", "PX", "1500"});
+    for (const auto& s : t.run_all(cmds)) {
+      INFO(s.describe());
+      REQUIRE(s.ok);
+    }
+    CHECK(lines(t.compare_all()).empty());
+
+    // Behind the twin's back: a field more in h, a key only the server holds (read in a second
+    // round trip), a changed value of s, and `soon` changed (when there): background events,
+    // state and counters all differ.
+    expirykit::resp::Client other(client().host(), client().port());
+    REQUIRE(other("HSET", "h", "c", "3").is_integer());
+    REQUIRE(other("SET", "only_server", "1").is_status());
+    REQUIRE(other("SET", "s", "w", "KEEPTTL").is_status());
+    if (soon) REQUIRE(other("SET", "soon", "w", "KEEPTTL").is_status());
+    const auto all = t.compare_all();
+    // The same server state read again, one way at a time (the background events were taken).
+    const auto state = t.compare_state();
+    const auto counters = t.compare_counters();
+    CAPTURE(lines(all), lines(state), lines(counters));
+    REQUIRE(all.size() > state.size() + counters.size());  // background lines first
+    const std::vector<std::string> tail(all.end() - static_cast<std::ptrdiff_t>(state.size() + counters.size()), all.end());
+    std::vector<std::string> want = state;
+    want.insert(want.end(), counters.begin(), counters.end());
+    CHECK(tail == want);
+    for (std::size_t i = 0; i < all.size() - tail.size(); ++i) CHECK(all[i].rfind("background event", 0) == 0);
+    auto has = [&](const std::string& part) {
+      return std::any_of(all.begin(), all.end(), [&](const std::string& l) { return l.find(part) != std::string::npos; });
+    };
+    CHECK(has("h: HLEN server (integer) 3, model 2"));
+    CHECK(has("only_server: TYPE server"));
+    CHECK(has("s: GET server"));
+    CHECK(has("INFO keyspace keys"));
+    CHECK(has("soon: GET server") == soon);
+    CHECK(has("background event"));
+  }
+}
+
+TEST_CASE_METHOD(TwinFixture, "begin_sequence: the event flags and the counters' base come with the FLUSHALL",
+                 "[state][compare_all]") {
+  auto& t = twin();
+  t.observe_events();
+  t.observe_counters();
+  // A key expired behind the twin's back moves expired_keys: the counters differ until a new base.
+  expirykit::resp::Client other(client().host(), client().port());
+  REQUIRE(other("SET", "x", "v", "PX", "1").is_status());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(other("GET", "x").is_nil());
+  CHECK_FALSE(t.compare_counters().empty());
+
+  t.begin_sequence("Kh");
+  CHECK(t.event_flags() == "Kh");
+  const auto flags = other("CONFIG", "GET", "notify-keyspace-events");
+  REQUIRE(flags.is_array());
+  REQUIRE(flags.size() == 2);
+  CHECK(letters(flags[1].str()) == letters("Kh"));
+  CHECK(t.compare_counters().empty());
+  // The step's events are checked under the new flags (keyspace channel, hash class only).
+  const auto s = t.run(Argv{"HSET", "h", "a", "1"});
+  INFO(s.describe());
+  CHECK(s.ok);
+  REQUIRE(s.server_events);
+  CHECK(s.server_events->keyevent.empty());
+  CHECK(s.server_events->keyspace.size() == 1);
+  CHECK(lines(t.compare_all()).empty());
+
+  // Flags the server refuses: the FLUSHALL ran, the error names them.
+  CHECK_THROWS_AS(t.begin_sequence("Kq!"), std::runtime_error);
+}
