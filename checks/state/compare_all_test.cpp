@@ -14,6 +14,9 @@
 #include <vector>
 
 #include <expirykit/catch2/twin_fixture.hpp>
+#include <expirykit/model/batch.hpp>
+#include <expirykit/server/clock.hpp>
+#include <expirykit/state/keyspace_diff.hpp>
 
 using namespace expirykit::catch2;
 using expirykit::resp::Argv;
@@ -106,6 +109,55 @@ TEST_CASE_METHOD(TwinFixture, "begin_sequence: the event flags and the counters'
   CHECK(s.server_events->keyspace.size() == 1);
   CHECK(lines(t.compare_all()).empty());
 
-  // Flags the server refuses: the FLUSHALL ran, the error names them.
+  // Flags the server refuses: it throws, the flags stay as they were.
   CHECK_THROWS_AS(t.begin_sequence("Kq!"), std::runtime_error);
+  CHECK(t.event_flags() == "Kh");
+}
+
+TEST_CASE_METHOD(TwinFixture, "keyspace_diff_pipelined: a key read early is judged at the TIME read, not at the estimate",
+                 "[state][compare_all]") {
+  // The model holds k until 100 ms before the server's now; the estimate is 3 s old (a stalled
+  // machine), so k's reads go with TIME (its key TTL is past estimate + the 2 s margin). A server
+  // that still holds k must be reported as such: judged at the estimate, TYPE, PTTL and GET agree.
+  require_field_ttl();
+  REQUIRE(client()("FLUSHALL", "SYNC") == expirykit::resp::Reply::ok());
+  REQUIRE(client()("SET", "k", "v", "PX", "100000").is_status());
+  const int64_t now = expirykit::server::time_ms(client()("TIME"));
+  expirykit::model::Keyspace ks;
+  ks.put("k", expirykit::model::Entry{std::string("v"), now - 100});
+  std::vector<expirykit::resp::Reply> first;
+  const auto diffs = expirykit::state::keyspace_diff_pipelined(client(), ks, now - 3000, {}, {{"PING"}}, first);
+  CAPTURE(lines(diffs));
+  REQUIRE(first.size() == 1);
+  CHECK(first[0].str() == "PONG");
+  REQUIRE(diffs.size() == 1);
+  CHECK(diffs[0] == "k: TYPE server string, model none");
+  // The model holding k at the TIME read: they agree.
+  ks.raw("k")->expire_ms = now + 100000;
+  CHECK(lines(expirykit::state::keyspace_diff_pipelined(client(), ks, now - 3000, {}, {}, first)).empty());
+}
+
+TEST_CASE_METHOD(TwinFixture, "load_sequence_function: asked once per connection, loaded again after a FUNCTION FLUSH around the twin",
+                 "[state][compare_all]") {
+  auto& t = twin();
+  t.begin_sequence();
+  const Argv fcall = expirykit::model::sequence_fcall({{"HSET", "h", "a", "1"}, {"HLEN", "h"}});
+  for (const bool pipelined : {false, true}) {
+    CAPTURE(pipelined);
+    auto run = [&] { return pipelined ? t.run_all({fcall, {"HLEN", "h"}}).front() : t.run(fcall); };
+    const auto s = run();
+    INFO(s.describe());
+    CHECK(s.ok);
+    // Behind the twin's back: the library is gone; the FCALL that meets it fails, naming it.
+    expirykit::resp::Client other(client().host(), client().port());
+    REQUIRE(other("FUNCTION", "FLUSH", "SYNC").is_status());
+    const auto missing = run();
+    CHECK_FALSE(missing.ok);
+    CHECK(missing.server.to_string().find("Function not found") != std::string::npos);
+    // The next one loads it again (the twin forgot it had checked).
+    const auto again = run();
+    INFO(again.describe());
+    CHECK(again.ok);
+    t.begin_sequence();
+  }
 }

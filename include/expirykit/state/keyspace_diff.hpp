@@ -177,8 +177,9 @@ inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::K
 /// (Unix ms; Twin::server_time_estimate). When a key of the model has its key TTL within
 /// `margin_ms` after the estimate (its reads could meet it expired: TYPE and PTTL would delete it
 /// lazily), the reads wait for the TIME as in keyspace_diff(); keys KEYS * lists that the model
-/// lacks are read in a second round trip. The replies to `first` go to `first_replies`. Throws
-/// what resp::Client throws.
+/// lacks are read in a second round trip. A planned key the model holds no more at the TIME read
+/// (the server's clock ran past estimate + margin) is judged as absent from the model. The
+/// replies to `first` go to `first_replies`. Throws what resp::Client throws.
 inline std::vector<std::string> keyspace_diff_pipelined(resp::Client& side, const model::Keyspace& ks,
                                                         int64_t estimate_ms, const KeyspaceDiffOptions& o,
                                                         std::vector<Argv> first, std::vector<Reply>& first_replies,
@@ -201,17 +202,25 @@ inline std::vector<std::string> keyspace_diff_pipelined(resp::Client& side, cons
   first_replies.assign(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(at));
   const int64_t now = server::time_ms(r[at]);
   if (!early) return keyspace_diff(side, ks, now, o, &r[at + 1]);
-  // The model's keys at `now` are the planned ones (no key TTL ran out since the estimate); the
-  // server's others are read now.
+  // The model's keys at `now` are the planned ones unless `now` passed estimate + margin (a
+  // stalled machine): a planned key the model holds no more at `now` is judged as absent there
+  // (its TYPE reply, read before anything else of it, says whether the server still holds it).
+  // The server's other keys are read in a second round trip.
   std::vector<std::string> diffs;
   std::vector<Argv> more;
   std::map<std::string, detail::KeyReads> extra;
-  for (const auto& key : detail::keys_compared(ks, now, o, r[at + 1]))
+  const std::set<std::string> keys = detail::keys_compared(ks, now, o, r[at + 1]);
+  for (const auto& key : keys)
     if (!planned.count(key)) extra.emplace(key, detail::plan_key(more, key, ks.peek(key, now), o.check_encoding));
   const std::vector<Reply> r2 = more.empty() ? std::vector<Reply>{} : side.pipeline(more);
-  for (const auto& key : detail::keys_compared(ks, now, o, r[at + 1])) {
-    if (const auto p = planned.find(key); p != planned.end()) detail::judge_key(diffs, key, p->second, r, now, o);
-    else detail::judge_key(diffs, key, extra.at(key), r2, now, o);
+  for (const auto& key : keys) {
+    if (const auto p = planned.find(key); p != planned.end()) {
+      detail::KeyReads q = p->second;
+      q.e = ks.peek(key, now);  // the planned entry, or none when its key TTL ran out since
+      detail::judge_key(diffs, key, q, r, now, o);
+    } else {
+      detail::judge_key(diffs, key, extra.at(key), r2, now, o);
+    }
   }
   return diffs;
 }

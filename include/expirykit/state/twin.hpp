@@ -237,6 +237,7 @@ class Twin {
     if (mc.in_script && mc.name == "FCALL") load_sequence_function();
     detail::Sent sent = detail::send_command(*c_, listeners_, ++marker_seq_, mc, tx_);  // the server's side
     saw_server_time(sent.after_ms);
+    saw_reply(sent.reply);
     detail::follow_transaction(tx_, mc.tx, sent.opened_transaction, sent.before_ms);
     return check(mc, std::move(sent));  // the model's side
   }
@@ -261,7 +262,9 @@ class Twin {
   /// (state/detail/send.hpp). Throws std::runtime_error if the server refuses.
   void load_sequence_function() {
     // Once per read-back connection: a server that restarted closed it (flush() and side() then
-    // forget it), and nothing the kit sends deletes a function (FLUSHALL keeps them).
+    // forget it), and nothing the kit sends deletes a function (FLUSHALL keeps them; DEBUG RELOAD
+    // and LOADAOF load them back). A FUNCTION FLUSH sent around the twin: the FCALL that meets it
+    // fails ("Function not found": saw_reply()), and the next one loads the library again.
     resp::Client& s = side();
     if (function_loaded_.count(s.address()) && s.open_and_quiet()) return;
     detail::ensure_sequence_function(s);
@@ -384,6 +387,15 @@ class Twin {
     flush_replies_.clear();
     if (!first.empty()) flush_replies_ = c_->pipeline(first);
     return background_until(token);
+  }
+  /// Forgets which servers hold the sequence function when `r` (a reply, or an element of one:
+  /// an EXEC's) says a function was not found (load_sequence_function()).
+  void saw_reply(const Reply& r) {
+    if (r.is_array()) {
+      for (const auto& e : r.elements()) saw_reply(e);
+    } else if (r.is_error() && r.str().find("Function not found") != std::string::npos) {
+      function_loaded_.clear();
+    }
   }
   /// The background comparison up to the markers `token` (sent already).
   std::vector<std::string> background_until(const std::string& token) {

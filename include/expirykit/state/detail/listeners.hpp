@@ -81,7 +81,9 @@ class Listeners {
   }
 
   /// The PUBLISH commands that mark the end of the background compare_background(token) reads:
-  /// sent on the observed connection first (in a pipeline of the twin's own, say).
+  /// sent after everything they must follow: on the observed connection (in a pipeline of the
+  /// twin's own, say), or on any other once every reply of the observed connection has arrived
+  /// (Twin::compare_all() sends them on the read-back connection).
   std::vector<resp::Argv> background_markers(const std::string& token) const { return markers(token); }
   /// Background events and invalidations heard since the last call (up to the markers
   /// background_markers(token) sent), against the model's `model_background` events (their

@@ -7,8 +7,9 @@
 // the server back, which has run the commands after it since: when its TIME window spans more
 // than one millisecond and it changed a deadline, the model chose the first millisecond of the
 // window that agrees with what the step showed (state/detail/trial.hpp), where run() would have
-// read the deadline the server computed (state/detail/observe_deadlines.hpp). Such a step is a
-// choice point: the model state before it is kept, and when a later step of the run disagrees, or
+// read the deadline the server computed (state/detail/observe_deadlines.hpp); a step that set a
+// deadline a later millisecond of its window would set otherwise counts as one that changed it
+// (detail::without_moving). Such a step is a choice point: the model state before it is kept, and when a later step of the run disagrees, or
 // the keys the run touched from there on differ from the server's after the run
 // (Twin::compare_state of those keys), the other milliseconds of its window are tried, each with
 // the steps after it checked again from their records (no command is sent again); the first with
@@ -115,7 +116,10 @@ inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool sto
   inflight_run_ = cmds;
   run_history_start_ = history_.size();
   const std::vector<detail::Sent> sents = detail::send_chunk(*c_, listeners_, marker_seq_, mcs);
-  for (const auto& sent : sents) saw_server_time(sent.after_ms);
+  for (const auto& sent : sents) {
+    saw_server_time(sent.after_ms);
+    saw_reply(sent.reply);
+  }
   std::size_t n = mcs.size();
   ++run_stats_.runs;
   run_stats_.run_commands += n;
