@@ -157,7 +157,11 @@ class Twin {
   /// the last call, with the model's own (reclaim_model()), compared per key as multisets (the
   /// order of active expiry between keys is the server's). Returns one line per difference;
   /// empty when not observing.
-  std::vector<std::string> compare_background_events() { return compare_background_after({}); }
+  std::vector<std::string> compare_background_events() {
+    const std::string token = "bg" + std::to_string(++marker_seq_);
+    if (const auto markers = listeners_.background_markers(token); !markers.empty()) c_->pipeline(markers);
+    return background_until(token);
+  }
 
   resp::Client& client() { return *c_; }
   /// Points the twin at another server that shares this model's keyspace: the next commands,
@@ -209,8 +213,8 @@ class Twin {
     auto* events = listeners_.event_listener();
     const bool set_flags = events && !event_flags.empty();
     if (set_flags) before.push_back(events->set_flags_command(event_flags));
-    flush(std::move(before), counters_.on());
-    if (set_flags) events->set_flags_reply(flush_replies_.front(), event_flags);
+    const std::vector<Reply> r = flush(std::move(before), counters_.on());
+    if (set_flags) events->set_flags_reply(r.front(), event_flags);
   }
 
   /// The server's clock (TIME), Unix ms.
@@ -265,10 +269,11 @@ class Twin {
     // forget it), and nothing the kit sends deletes a function (FLUSHALL keeps them; DEBUG RELOAD
     // and LOADAOF load them back). A FUNCTION FLUSH sent around the twin: the FCALL that meets it
     // fails ("Function not found": saw_reply()), and the next one loads the library again.
-    resp::Client& s = side();
-    if (function_loaded_.count(s.address()) && s.open_and_quiet()) return;
-    detail::ensure_sequence_function(s);
-    function_loaded_.insert(s.address());
+    resp::Client& c = side();
+    bool& loaded = sides_[c_->address()].function_loaded;
+    if (loaded && c.open_and_quiet()) return;
+    detail::ensure_sequence_function(c);
+    loaded = true;
   }
 
   /// The crash row (known_issues/table.hpp, KnownIssue::crashes) that says `argv` would crash
@@ -298,11 +303,8 @@ class Twin {
   /// server while the twin observes tracking should poll over it.
   resp::Client& side() {
     auto& side = sides_[c_->address()];
-    if (!side || !side->connected()) {
-      side = std::make_unique<resp::Client>(c_->host(), c_->port());
-      function_loaded_.erase(c_->address());
-    }
-    return *side;
+    if (!side.c || !side.c->connected()) side = Side{std::make_unique<resp::Client>(c_->host(), c_->port())};
+    return *side.c;
   }
   /// True between a MULTI this twin sent and its EXEC / DISCARD.
   bool in_transaction() const { return tx_.has_value(); }
@@ -378,23 +380,13 @@ class Twin {
   static std::string oneline(const Reply& r) { return state::oneline(r); }
 
  private:
-  /// compare_background_events() with `first` sent before its markers, in the same pipeline on
-  /// the twin's connection (flushall(): FLUSHALL and the markers in one round trip).
-  std::vector<std::string> compare_background_after(std::vector<Argv> first) {
-    const std::string token = "bg" + std::to_string(++marker_seq_);
-    const auto markers = listeners_.background_markers(token);
-    first.insert(first.end(), markers.begin(), markers.end());
-    flush_replies_.clear();
-    if (!first.empty()) flush_replies_ = c_->pipeline(first);
-    return background_until(token);
-  }
   /// Forgets which servers hold the sequence function when `r` (a reply, or an element of one:
   /// an EXEC's) says a function was not found (load_sequence_function()).
   void saw_reply(const Reply& r) {
     if (r.is_array()) {
       for (const auto& e : r.elements()) saw_reply(e);
     } else if (r.is_error() && r.str().find("Function not found") != std::string::npos) {
-      function_loaded_.clear();
+      for (auto& [address, side] : sides_) side.function_loaded = false;
     }
   }
   /// The background comparison up to the markers `token` (sent already).
@@ -406,8 +398,9 @@ class Twin {
   }
 
   /// flushall() with `before` sent ahead of the FLUSHALL, and the counters' base read after it
-  /// when `rebase`, in one pipeline; the replies stay in flush_replies_ (`before`'s first).
-  void flush(std::vector<Argv> before, bool rebase) {
+  /// when `rebase`, then the background markers, in one pipeline on the twin's connection;
+  /// returns its replies (`before`'s first).
+  std::vector<Reply> flush(std::vector<Argv> before, bool rebase) {
     if (tx_) {
       (*c_)("DISCARD");
       tx_.reset();
@@ -415,11 +408,7 @@ class Twin {
     // The server may be another process than last time (a restart): a read-back connection it
     // closed is dropped, an open one kept (a new connection per sequence cost 3 % of the
     // checker's CPU: bench/RESULTS.md).
-    std::erase_if(sides_, [this](const auto& s) {
-      const bool gone = !s.second || !s.second->open_and_quiet();
-      if (gone) function_loaded_.erase(s.first);
-      return gone;
-    });
+    std::erase_if(sides_, [](const auto& s) { return !s.second.c || !s.second.c->open_and_quiet(); });
     script_strings_.clear();
     ks_.clear();
     tracking_model_.tracked.clear();
@@ -431,11 +420,13 @@ class Twin {
     before.push_back({"FLUSHALL", "SYNC"});
     if (rebase)
       for (auto& a : observe::Counters::requests()) before.push_back(std::move(a));
-    compare_background_after(std::move(before));  // what came before is forgotten
+    const std::string token = "bg" + std::to_string(++marker_seq_);
+    for (auto& m : listeners_.background_markers(token)) before.push_back(std::move(m));
+    const std::vector<Reply> r = c_->pipeline(before);
+    background_until(token);  // what came before is forgotten
     if (rebase)
-      counters_.start_from(observe::Counters::parse(flush_replies_[n_before + 1], flush_replies_[n_before + 2], d_, 0,
-                                                    c_->address()),
-                           ks_);
+      counters_.start_from(observe::Counters::parse(r[n_before + 1], r[n_before + 2], d_, 0, c_->address()), ks_);
+    return r;
   }
 
   KeyspaceDiffOptions diff_options(const std::function<bool(const std::string&)>& owns) const {
@@ -625,9 +616,11 @@ class Twin {
   Cells cells_;  ///< cells(): command x field-state coverage
   std::optional<detail::Transaction> tx_;
   model::TrackingModel tracking_model_;
-  std::map<std::string, std::unique_ptr<resp::Client>> sides_;  ///< read-backs per server (side())
-  std::set<std::string> function_loaded_;  ///< sides_ known to hold the sequence function (load_sequence_function)
-  std::vector<Reply> flush_replies_;       ///< the replies of compare_background_after()'s pipeline
+  struct Side {
+    std::unique_ptr<resp::Client> c;
+    bool function_loaded = false;  ///< known to hold the sequence function (load_sequence_function)
+  };
+  std::map<std::string, Side> sides_;  ///< read-backs per server (side())
   StaleTemplates stale_;  ///< `@stale:` payloads made on this twin's servers
   std::set<std::string> script_strings_;  ///< strings a script wrote (valkey-script-string-not-int-encoded)
   std::set<std::string> hlen_unknown_;  ///< keys re-read after an unmodelled command
