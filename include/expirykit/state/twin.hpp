@@ -54,6 +54,8 @@
 //      detail/observe_counters; compare_state: keyspace_diff).
 // run_all() runs a whole sequence so, with its commands sent in pipelined runs (detail/pipeline:
 // where a run ends; detail/run_all: each step checked from its record, as run() checks it).
+// begin_sequence() and compare_all() start and end a sequence in one round trip each
+// (detail/sequence_ends).
 // A new observation of every step is a header beside those, asked by detail/judge.hpp (or by
 // check() when it is settled after the attempts), and its fields in Step (step.hpp).
 #pragma once
@@ -208,14 +210,7 @@ class Twin {
   /// FLUSHALL (observe_counters()); all in flushall()'s one round trip, so that nothing the
   /// server does between them (active expiry) falls outside the base. Throws like
   /// set_event_flags() and observe_counters().
-  void begin_sequence(const std::string& event_flags = {}) {
-    std::vector<Argv> before;
-    auto* events = listeners_.event_listener();
-    const bool set_flags = events && !event_flags.empty();
-    if (set_flags) before.push_back(events->set_flags_command(event_flags));
-    const std::vector<Reply> r = flush(std::move(before), counters_.on());
-    if (set_flags) events->set_flags_reply(r.front(), event_flags);
-  }
+  void begin_sequence(const std::string& event_flags = {});
 
   /// The server's clock (TIME), Unix ms.
   int64_t server_time() { return saw_server_time(time_ms((*c_)("TIME"))); }
@@ -354,23 +349,7 @@ class Twin {
   /// server_time_estimate() (state/keyspace_diff.hpp: keyspace_diff_pipelined; a key TTL due soon,
   /// or keys only the server holds, take a second round trip). What property::run_sequence checks
   /// after a sequence's last command. Throws what resp::Client throws.
-  std::vector<std::string> compare_all() {
-    resp::Client& s = side();
-    const std::string token = "bg" + std::to_string(++marker_seq_);
-    std::vector<Argv> first = listeners_.background_markers(token);
-    const std::size_t at = first.size();
-    if (counters_.on())
-      for (auto& a : observe::Counters::requests()) first.push_back(std::move(a));
-    std::vector<Reply> r;
-    auto state = keyspace_diff_pipelined(s, ks_, server_time_estimate(), diff_options({}), std::move(first), r);
-    auto out = background_until(token);
-    out.insert(out.end(), std::make_move_iterator(state.begin()), std::make_move_iterator(state.end()));
-    if (counters_.on()) {
-      const auto server = observe::Counters::parse(r[at], r[at + 1], d_, 0, s.address());
-      for (auto& d : counters_.compare_with(server, d_, ks_)) out.push_back(std::move(d));
-    }
-    return out;
-  }
+  std::vector<std::string> compare_all();
 
   /// The recorded steps as a script replayable with valkey-cli / redis-cli, each command
   /// followed by comment lines with the server's and the model's replies (state/history.hpp).
@@ -400,34 +379,7 @@ class Twin {
   /// flushall() with `before` sent ahead of the FLUSHALL, and the counters' base read after it
   /// when `rebase`, then the background markers, in one pipeline on the twin's connection;
   /// returns its replies (`before`'s first).
-  std::vector<Reply> flush(std::vector<Argv> before, bool rebase) {
-    if (tx_) {
-      (*c_)("DISCARD");
-      tx_.reset();
-    }
-    // The server may be another process than last time (a restart): a read-back connection it
-    // closed is dropped, an open one kept (a new connection per sequence cost 3 % of the
-    // checker's CPU: bench/RESULTS.md).
-    std::erase_if(sides_, [](const auto& s) { return !s.second.c || !s.second.c->open_and_quiet(); });
-    script_strings_.clear();
-    ks_.clear();
-    tracking_model_.tracked.clear();
-    history_.clear();
-    inflight_.reset();
-    inflight_run_.clear();
-    hlen_unknown_.clear();
-    const std::size_t n_before = before.size();
-    before.push_back({"FLUSHALL", "SYNC"});
-    if (rebase)
-      for (auto& a : observe::Counters::requests()) before.push_back(std::move(a));
-    const std::string token = "bg" + std::to_string(++marker_seq_);
-    for (auto& m : listeners_.background_markers(token)) before.push_back(std::move(m));
-    const std::vector<Reply> r = c_->pipeline(before);
-    background_until(token);  // what came before is forgotten
-    if (rebase)
-      counters_.start_from(observe::Counters::parse(r[n_before + 1], r[n_before + 2], d_, 0, c_->address()), ks_);
-    return r;
-  }
+  std::vector<Reply> flush(std::vector<Argv> before, bool rebase);
 
   KeyspaceDiffOptions diff_options(const std::function<bool(const std::string&)>& owns) const {
     KeyspaceDiffOptions o;
@@ -629,3 +581,4 @@ class Twin {
 }  // namespace expirykit::state
 
 #include <expirykit/state/detail/run_all.hpp>
+#include <expirykit/state/detail/sequence_ends.hpp>
