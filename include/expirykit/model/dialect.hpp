@@ -160,6 +160,38 @@ struct Defects {
   friend bool operator==(const Defects&, const Defects&) = default;
 };
 
+/// How commands are written to replicas and the AOF (model/propagation.hpp; redis-hfe.md §11 [V],
+/// which captured the replication stream; live 2026-12-05 through the AOF increment on Valkey
+/// 9.1.2, Redis 8.0.6 and 8.6.3: suites/durability/propagation.cpp). Every relative time becomes
+/// an absolute one in ms on both. Fact: each code base rewrites its commands into forms of its
+/// own choosing (t_hash.c of each); neither documents the form, only that replicas and the AOF
+/// replay to the same data.
+struct Propagation {
+  /// HEXPIRE* setting a future deadline: HPEXPIREAT names only the fields it set (Redis) or the
+  /// command's own field list, missing fields and failed conditions included (Valkey).
+  bool expire_names_set_fields_only = false;
+  /// Fields deleted by a past deadline: one `HDEL key f` per field, in MULTI/EXEC when more than
+  /// one (Redis), or one `HDEL key f1 f2 ...` (Valkey).
+  bool hdel_per_field = false;
+  /// HSETEX that sets: rewritten in place (a relative or second time becomes `PXAT <ms>` where it
+  /// stood, FNX/FXX kept: Redis), or `HSETEX key [PXAT <ms>|KEEPTTL] FIELDS n ...` without
+  /// FNX/FXX/NX/XX (Valkey).
+  bool hsetex_in_place = false;
+  /// HSETEX with a past time: HDEL of every field it names, new ones too (Redis), or of those
+  /// that existed before it (Valkey; nothing if none did).
+  bool hsetex_past_deletes_named = false;
+  /// HGETEX with a time or PERSIST: the fields as given (Redis), or only those it changed (Valkey:
+  /// the live ones for a time, the persisted ones for PERSIST). redis-hfe.md §11 says "existing
+  /// fields" for Redis; live 8.0.6 and 8.6.3 name missing ones too (the live servers win).
+  bool hgetex_names_as_given = false;
+  /// HGETDEL that deleted: `HDEL key <fields as given>` (Redis) or itself (Valkey).
+  bool hgetdel_as_hdel = false;
+  /// HINCRBYFLOAT: `HSETEX key KEEPTTL FIELDS 1 f v` always (Redis), or `HSET key f v` and, on a
+  /// field with a deadline, `HSETEX key PXAT <ms> FIELDS 1 f v` (Valkey, also for HINCRBY, which
+  /// Redis propagates as given).
+  bool hincr_keepttl = false;
+};
+
 /// The differences between server lines, as data. Build one with for_server() or a named
 /// factory. Each member says why it is a dialect fact (documented, designed, or tested upstream)
 /// rather than a defect.
@@ -267,6 +299,9 @@ struct Dialect {
   /// Error texts. Fact: texts differ by design between the two code bases (live 9.1.2 / 8.0.6).
   ErrorTexts err;
 
+  /// What replicas and the AOF are sent (see Propagation).
+  Propagation propagation;
+
   /// Server defects to reproduce (see Defects). Off in every factory: the specification.
   Defects defects;
 
@@ -359,6 +394,13 @@ struct Dialect {
     d.ttl_encoding = "listpackex";
     d.past_ttl_event = "hdel";
     d.hexpired_class = 'h';
+    d.propagation = {.expire_names_set_fields_only = true,
+                     .hdel_per_field = true,
+                     .hsetex_in_place = true,
+                     .hsetex_past_deletes_named = true,
+                     .hgetex_names_as_given = true,
+                     .hgetdel_as_hdel = true,
+                     .hincr_keepttl = true};
     d.err.negative_time = "ERR invalid expire time, must be >= 0";
     d.err.numfields = "ERR Number of fields must be a positive integer";
     d.err.hexpire_numfields_range = "ERR Parameter `numFields` should be greater than 0";
@@ -382,7 +424,8 @@ struct Dialect {
   }
 
   /// Redis 7.4: the nine core commands only (redis-hfe.md §1 [V]); grammar and semantics as
-  /// 8.0 as far as the reference tells (HINCRBYFLOAT propagation differs, §11, not modelled).
+  /// 8.0 as far as the reference tells; Redis 7.4 propagated HINCRBYFLOAT as a plain HSET (§11), which
+  /// Propagation cannot say: model/propagation.hpp gives 8.0's form.
   static Dialect redis_7_4() {
     Dialect d = redis_8_0();
     d.name = "redis-7.4";

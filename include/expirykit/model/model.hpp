@@ -2,7 +2,7 @@
 // expirykit::model). Pure C++: no process, client or test-framework header.
 //
 // The folder's public face: apply.hpp (the entry point), keyspace.hpp (the state), dialect.hpp
-// (what differs between servers), effects.hpp, tracking.hpp, batch.hpp, canonical.hpp and
+// (what differs between servers), effects.hpp, tracking.hpp, propagation.hpp (what replicas and the AOF are sent), batch.hpp, canonical.hpp and
 // context.hpp. The command functions apply() dispatches to, one header per command family, and
 // the argument parsers they share are in model/cmd/ (namespace expirykit::model::cmd).
 #pragma once
@@ -16,4 +16,5 @@
 #include <expirykit/model/cmd/hash_commands.hpp>
 #include <expirykit/model/cmd/key_commands.hpp>
 #include <expirykit/model/keyspace.hpp>
+#include <expirykit/model/propagation.hpp>
 #include <expirykit/model/tracking.hpp>

@@ -1,0 +1,127 @@
+// model::propagated (model/propagation.hpp): the form each dialect writes to replicas and the AOF.
+// Every expected form below was read from a live server's AOF increment on 2026-12-05 (Valkey
+// 9.1.2, Redis 8.0.6 and 8.6.3; suites/durability/propagation.cpp runs the same commands live),
+// with the live deadline replaced by the model's (T0 + the relative time), except where a line
+// says "the model's own rule".
+#include <catch2/catch_test_macros.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <expirykit/model/propagation.hpp>
+
+#include "session.hpp"
+
+using ekcheck::Session;
+using ekcheck::T0;
+using expirykit::model::Dialect;
+using expirykit::resp::Argv;
+
+namespace {
+
+/// Runs `setup` then `cmd` on a fresh model of `d` at T0; what `cmd` propagates.
+std::optional<std::vector<Argv>> after(const Dialect& d, const std::vector<std::string>& setup, const std::string& cmd) {
+  Session s(d);
+  for (const auto& line : setup) s.run(line);
+  const auto before = s.ks;
+  const Argv argv = Session::words(cmd);
+  const auto r = s.run(argv);
+  return expirykit::model::propagated(d, argv, r, before, s.ks, s.now);
+}
+
+std::vector<Argv> lines(std::initializer_list<const char*> ls) {
+  std::vector<Argv> out;
+  for (const char* l : ls) out.push_back(Session::words(l));
+  return out;
+}
+
+const std::string abs100 = std::to_string(T0 + 100'000);
+const std::optional<std::vector<Argv>> nothing = std::vector<Argv>{};
+
+}  // namespace
+
+TEST_CASE("propagated: HEXPIRE names the set fields (Redis) or its own list (Valkey); past times are HDELs",
+          "[model][propagation]") {
+  const Dialect v = Dialect::valkey_9_1(), r = Dialect::redis_8_0();
+  const std::vector<std::string> h = {"HSET h a 1 b 2 c 3", "HEXPIRE h 50 FIELDS 1 a"};
+  CHECK(after(v, h, "HEXPIRE h 100 NX FIELDS 3 a b z") ==
+        lines({("HPEXPIREAT h " + abs100 + " NX FIELDS 3 a b z").c_str()}));
+  CHECK(after(r, h, "HEXPIRE h 100 NX FIELDS 3 a b z") == lines({("HPEXPIREAT h " + abs100 + " NX FIELDS 1 b").c_str()}));
+  CHECK(after(v, h, "HEXPIREAT h 1 FIELDS 3 a b z") == lines({"HDEL h a b"}));
+  CHECK(after(r, h, "HEXPIREAT h 1 FIELDS 3 a b z") == lines({"MULTI", "HDEL h a", "HDEL h b", "EXEC"}));
+  CHECK(after(r, h, "HEXPIRE h 0 FIELDS 1 a") == lines({"HDEL h a"}));
+  CHECK(after(v, h, "HEXPIREAT h 1 FIELDS 2 a a") == lines({"HDEL h a"}));  // codes 2 -2
+  CHECK(after(v, {"HSET h a 1 b 2"}, "HEXPIRE h 100 XX FIELDS 2 a b") == nothing);  // nothing set
+  CHECK(after(r, {"HSET h a 1 b 2"}, "HEXPIRE h 100 XX FIELDS 2 a b") == nothing);
+  CHECK(after(v, h, "HEXPIRE h 100 FIELDS 2 x") == nothing);  // refused: nothing written (model's own rule)
+}
+
+TEST_CASE("propagated: Redis 8.6 rewrites in place, a condition or a time given after FIELDS stays there",
+          "[model][propagation]") {
+  const Dialect r = Dialect::redis_8_6();
+  CHECK(after(r, {"HSET h a 1 b 2"}, "HEXPIRE h 100 FIELDS 2 a z NX") ==
+        lines({("HPEXPIREAT h " + abs100 + " FIELDS 1 a NX").c_str()}));
+  CHECK(after(r, {"HSET h a 1"}, "HSETEX h FIELDS 1 a 9 EX 100") ==
+        lines({("HSETEX h FIELDS 1 a 9 PXAT " + abs100).c_str()}));
+  CHECK(after(r, {"HSET h a 1"}, "HSETEX h EX 100 FXX FIELDS 1 a 9") ==
+        lines({("HSETEX h PXAT " + abs100 + " FXX FIELDS 1 a 9").c_str()}));
+  CHECK(after(r, {"HSET h a 1 b 2"}, "HGETEX h FIELDS 2 a z EX 100") ==
+        lines({("HPEXPIREAT h " + abs100 + " FIELDS 2 a z").c_str()}));
+}
+
+TEST_CASE("propagated: HSETEX keeps FNX/FXX in place (Redis) or writes its own form without them (Valkey)",
+          "[model][propagation]") {
+  const Dialect v = Dialect::valkey_9_1(), r = Dialect::redis_8_0();
+  CHECK(after(v, {"HSET h a 1"}, "HSETEX h FXX EX 100 FIELDS 1 a 9") ==
+        lines({("HSETEX h PXAT " + abs100 + " FIELDS 1 a 9").c_str()}));
+  CHECK(after(r, {"HSET h a 1"}, "HSETEX h FXX EX 100 FIELDS 1 a 9") ==
+        lines({("HSETEX h FXX PXAT " + abs100 + " FIELDS 1 a 9").c_str()}));
+  CHECK(after(v, {"HSET h a 1"}, "HSETEX h FXX KEEPTTL FIELDS 1 a 9") == lines({"HSETEX h KEEPTTL FIELDS 1 a 9"}));
+  CHECK(after(r, {"HSET h a 1"}, "HSETEX h FXX KEEPTTL FIELDS 1 a 9") == lines({"HSETEX h FXX KEEPTTL FIELDS 1 a 9"}));
+  CHECK(after(v, {"HSET h a 1"}, "HSETEX h FNX FIELDS 1 a 9") == nothing);  // the condition failed
+  CHECK(after(v, {"HSET h a 1"}, "hsetex h keepttl fields 1 a 9") == lines({"hsetex h keepttl fields 1 a 9"}));
+  CHECK(after(v, {"HSET h a 1"}, "hsetex h fxx ex 100 fields 1 a 9") ==
+        lines({("hsetex h PXAT " + abs100 + " fields 1 a 9").c_str()}));
+  // A past time: HDEL of what existed (Valkey) or of every field named (Redis).
+  CHECK(after(v, {"HSET h a 1"}, "HSETEX h PXAT 1 FIELDS 2 a 9 n 8") == lines({"HDEL h a"}));
+  CHECK(after(r, {"HSET h a 1"}, "HSETEX h PXAT 1 FIELDS 2 a 9 n 8") == lines({"MULTI", "HDEL h a", "HDEL h n", "EXEC"}));
+  CHECK(after(v, {"HSET h a 1"}, "HSETEX h PXAT 1 FIELDS 1 n 8") == nothing);
+  CHECK(after(r, {"HSET h a 1"}, "HSETEX h PXAT 1 FIELDS 1 n 8") == lines({"HDEL h n"}));
+  // Duplicates: Redis one HDEL per field named, Valkey each field that existed, once.
+  CHECK(after(r, {"HSET h a 1"}, "HSETEX h PXAT 1 FIELDS 2 a 1 a 2") == lines({"MULTI", "HDEL h a", "HDEL h a", "EXEC"}));
+  CHECK(after(v, {"HSET h a 1"}, "HSETEX h PXAT 1 FIELDS 2 a 1 a 2") == lines({"HDEL h a"}));
+  CHECK(after(v, {"HSET h b 1"}, "HSETEX h PXAT 1 FIELDS 2 a 1 a 2") == nothing);
+}
+
+TEST_CASE("propagated: HGETEX, HGETDEL, HPERSIST, HINCRBY and HINCRBYFLOAT per dialect", "[model][propagation]") {
+  const Dialect v = Dialect::valkey_9_1(), r = Dialect::redis_8_0();
+  const std::vector<std::string> h = {"HSET h a 1 b 2", "HEXPIRE h 100 FIELDS 1 a"};
+  CHECK(after(v, h, "HGETEX h EX 100 FIELDS 3 a b z") == lines({("HPEXPIREAT h " + abs100 + " FIELDS 2 a b").c_str()}));
+  CHECK(after(r, h, "HGETEX h EX 100 FIELDS 3 a b z") ==
+        lines({("HPEXPIREAT h " + abs100 + " FIELDS 3 a b z").c_str()}));
+  CHECK(after(v, h, "HGETEX h PERSIST FIELDS 3 a b z") == lines({"HPERSIST h FIELDS 1 a"}));
+  CHECK(after(r, h, "HGETEX h PERSIST FIELDS 3 a b z") == lines({"HPERSIST h FIELDS 3 a b z"}));
+  CHECK(after(r, {"HSET h a 1 b 2"}, "HGETEX h PERSIST FIELDS 2 a b") == nothing);  // no deadline removed
+  CHECK(after(v, h, "HGETEX h PERSIST FIELDS 2 a a") == lines({"HPERSIST h FIELDS 1 a"}));
+  CHECK(after(r, h, "HGETEX h PERSIST FIELDS 2 a a") == lines({"HPERSIST h FIELDS 2 a a"}));
+  CHECK(after(v, h, "HGETEX h EX 100 FIELDS 1 z") == nothing);
+  CHECK(after(v, h, "HGETEX h FIELDS 2 a b") == nothing);
+  CHECK(after(v, h, "HGETDEL h FIELDS 3 a b z") == lines({"HGETDEL h FIELDS 3 a b z"}));
+  CHECK(after(r, h, "HGETDEL h FIELDS 3 a b z") == lines({"HDEL h a b z"}));
+  CHECK(after(r, h, "HGETDEL h FIELDS 1 z") == nothing);
+  CHECK(after(v, h, "HPERSIST h FIELDS 3 a b z") == lines({"HPERSIST h FIELDS 3 a b z"}));
+  CHECK(after(v, {"HSET h a 1 b 2"}, "HPERSIST h FIELDS 2 a b") == nothing);
+  CHECK(after(v, h, "HINCRBY h a 5") == lines({("HSETEX h PXAT " + abs100 + " FIELDS 1 a 6").c_str()}));
+  CHECK(after(r, h, "HINCRBY h a 5") == lines({"HINCRBY h a 5"}));
+  CHECK(after(v, {"HSET h a 1"}, "HINCRBYFLOAT h a 1.5") == lines({"HSET h a 2.5"}));
+  CHECK(after(r, {"HSET h a 1"}, "HINCRBYFLOAT h a 1.5") == lines({"HSETEX h KEEPTTL FIELDS 1 a 2.5"}));
+  CHECK_FALSE(after(v, {}, "HSET h a 1").has_value());  // not modelled here
+  CHECK_FALSE(after(Dialect::redis_7_4(), {"HSET h a 1"}, "HINCRBYFLOAT h a 1.5").has_value());  // a plain HSET then
+  // A reply that is not the command's success reply (a QUEUED inside MULTI) predicts nothing.
+  Session s(v);
+  s.run("HSET h a 1");
+  CHECK_FALSE(expirykit::model::propagated(v, Session::words("HEXPIRE h 100 FIELDS 1 a"),
+                                           expirykit::resp::Reply::status("QUEUED"), s.ks, s.ks, s.now)
+                  .has_value());
+}

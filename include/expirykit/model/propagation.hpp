@@ -1,0 +1,288 @@
+// expirykit/model/propagation.hpp: what a command sends to replicas and the AOF, per dialect.
+//
+//   model::Keyspace before = ks;                                  // the model before the command
+//   Reply r = model::apply(ks, d, argv, now);                     // (or a Twin step)
+//   auto want = model::propagated(d, argv, r, before, ks, now);   // nullopt: not modelled here
+//   // e.g. HEXPIRE h 100 FIELDS 2 a z (a set, z missing):
+//   //   Valkey {{"HPEXPIREAT", "h", "<deadline of a>", "FIELDS", "2", "a", "z"}}
+//   //   Redis  {{"HPEXPIREAT", "h", "<deadline of a>", "FIELDS", "1", "a"}}
+//
+// The forms are the dialect's Propagation rules (model/dialect.hpp; redis-hfe.md §11, checked
+// live on Valkey 9.1.2, Redis 8.0.6 and 8.6.3 through the AOF increment). Modelled: HEXPIRE,
+// HPEXPIRE, HEXPIREAT, HPEXPIREAT, HPERSIST, HSETEX, HGETEX, HGETDEL, HINCRBY and HINCRBYFLOAT on
+// hashes whose named fields are live (a logically expired field that Redis deletes lazily adds an
+// HDEL this header does not predict). Every absolute deadline written is the one the model holds
+// for the field (from `after`, or from `before` where the command keeps it: HINCRBY on Valkey), so
+// the AOF and the replicas must write what the primary keeps, to the millisecond. Which case a
+// server gives the words it copies from the command is not specified here (Valkey copies
+// `hsetex ... fields` as typed and writes `PXAT` itself): compare words case-insensitively.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <expirykit/model/cmd/fields_args.hpp>
+#include <expirykit/model/context.hpp>
+#include <expirykit/model/dialect.hpp>
+#include <expirykit/model/keyspace.hpp>
+#include <expirykit/resp/reply.hpp>
+
+namespace expirykit::model {
+
+namespace detail::propagation {
+
+using resp::Argv;
+
+/// The live field `f` of the hash `key` in `ks` at `now`, or nullptr.
+inline const Field* live_field(const Keyspace& ks, const std::string& key, const std::string& f, int64_t now) {
+  const Entry* e = ks.raw(key);
+  if (!e || !e->is_hash() || (e->expire_ms && deadline_passed(*e->expire_ms, now))) return nullptr;
+  return e->hash().live(f, now);
+}
+
+/// The deadline `ks` holds for field `f` of `key` as text, or nullopt (no such field, or none).
+inline std::optional<std::string> deadline_of(const Keyspace& ks, const std::string& key, const std::string& f) {
+  const Entry* e = ks.raw(key);
+  if (!e || !e->is_hash()) return std::nullopt;
+  auto it = e->hash().fields.find(f);
+  if (it == e->hash().fields.end() || !it->second.expire_ms) return std::nullopt;
+  return std::to_string(*it->second.expire_ms);
+}
+
+/// The FIELDS block of an accepted command: where its keyword stands (the first FIELDS at or after
+/// `from`, as the servers read it: cmd::detail::find_fields) and its field names (each `stride`
+/// arguments: 1 names, 2 name value). nullopt when argv holds no whole block.
+struct Block {
+  std::size_t at = 0;
+  std::size_t stride = 1;
+  std::vector<std::string> fields;
+  std::size_t end() const { return at + 2 + fields.size() * stride; }  ///< the index after the block
+};
+inline std::optional<Block> block(const Argv& a, std::size_t from, std::size_t stride) {
+  Block b{cmd::detail::find_fields(a, from), stride, {}};
+  long long n = 0;
+  if (b.at + 1 >= a.size() || !parse_ll(a[b.at + 1], n) || n < 1) return std::nullopt;
+  if (b.at + 2 + static_cast<std::size_t>(n) * stride > a.size()) return std::nullopt;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(n); ++i) b.fields.push_back(a[b.at + 2 + i * stride]);
+  return b;
+}
+
+/// `a` with its FIELDS block `b` replaced by the names `fields`, the rest where it stood.
+inline Argv with_fields(const Argv& a, const Block& b, const std::vector<std::string>& fields) {
+  Argv out(a.begin(), a.begin() + static_cast<std::ptrdiff_t>(b.at) + 1);
+  out.push_back(std::to_string(fields.size()));
+  out.insert(out.end(), fields.begin(), fields.end());
+  out.insert(out.end(), a.begin() + static_cast<std::ptrdiff_t>(b.end()), a.end());
+  return out;
+}
+
+using Out = std::optional<std::vector<Argv>>;
+
+/// The deletion of `fields` of `key` as the dialect writes it (Propagation::hdel_per_field);
+/// nothing for no fields.
+inline std::vector<Argv> deletion(const Dialect& d, const std::string& key, const std::vector<std::string>& fields) {
+  if (fields.empty()) return {};
+  if (!d.propagation.hdel_per_field) {
+    Argv one{"HDEL", key};
+    one.insert(one.end(), fields.begin(), fields.end());
+    return {one};
+  }
+  std::vector<Argv> out;
+  if (fields.size() > 1) out.push_back({"MULTI"});
+  for (const auto& f : fields) out.push_back({"HDEL", key, f});
+  if (fields.size() > 1) out.push_back({"EXEC"});
+  return out;
+}
+
+/// Each name once, in the order of first appearance.
+inline std::vector<std::string> distinct(const std::vector<std::string>& names) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const auto& n : names)
+    if (seen.insert(n).second) out.push_back(n);
+  return out;
+}
+
+inline bool is_time_option(const std::string& s) {
+  return iequals(s, "EX") || iequals(s, "PX") || iequals(s, "EXAT") || iequals(s, "PXAT");
+}
+
+/// HEXPIRE / HPEXPIRE / HEXPIREAT / HPEXPIREAT: the reply's codes say per named field what
+/// happened (1 set, 2 deleted by a past deadline, 0 condition failed, -2 missing).
+inline Out hexpire(const Dialect& d, const Argv& a, const resp::Reply& r, const Keyspace& after) {
+  const auto b = block(a, 3, 1);
+  if (!b || !r.is_array() || r.size() != b->fields.size()) return std::nullopt;
+  std::vector<std::string> set, deleted;
+  for (std::size_t i = 0; i < b->fields.size(); ++i) {
+    if (!r[i].is_integer()) return std::nullopt;
+    if (r[i].as_integer() == 1) set.push_back(b->fields[i]);
+    if (r[i].as_integer() == 2) deleted.push_back(b->fields[i]);
+  }
+  if (!deleted.empty()) return deletion(d, a[1], deleted);
+  if (set.empty()) return std::vector<Argv>{};
+  const auto when = deadline_of(after, a[1], set.front());
+  if (!when) return std::nullopt;
+  // In place: the command's name and time change, its condition stays where it was given.
+  Argv out = d.propagation.expire_names_set_fields_only ? with_fields(a, *b, set) : a;
+  out[0] = "HPEXPIREAT";
+  out[2] = *when;
+  return std::vector<Argv>{out};
+}
+
+/// HPERSIST: as given when it removed at least one deadline (code 1), on both servers.
+inline Out hpersist(const Argv& a, const resp::Reply& r) {
+  if (!r.is_array()) return std::nullopt;
+  for (const auto& code : r.elements())
+    if (code.is_integer() && code.as_integer() == 1) return std::vector<Argv>{a};
+  return std::vector<Argv>{};
+}
+
+/// HSETEX: reply 1 when it set (0: an FNX/FXX condition failed, nothing is written).
+inline Out hsetex(const Dialect& d, const Argv& a, const resp::Reply& r, const Keyspace& before,
+                  const Keyspace& after, int64_t now) {
+  if (!r.is_integer()) return std::nullopt;
+  if (r.as_integer() != 1) return std::vector<Argv>{};
+  const auto b = block(a, 2, 2);
+  if (!b) return std::nullopt;
+  std::optional<std::size_t> time_at;
+  bool keepttl = false, condition = false;
+  for (std::size_t i = 2; i < a.size(); ++i) {
+    if (i >= b->at && i < b->end()) continue;  // inside the FIELDS block
+    if (is_time_option(a[i]) && i + 1 < a.size()) time_at = i;
+    if (iequals(a[i], "KEEPTTL")) keepttl = true;
+    if (iequals(a[i], "FNX") || iequals(a[i], "FXX") || iequals(a[i], "NX") || iequals(a[i], "XX")) condition = true;
+  }
+  const std::string& first = b->fields.front();
+  if (time_at && !live_field(after, a[1], first, now)) {
+    // A past time: the fields were set and deleted at once. Redis deletes every field named,
+    // duplicates and new ones included; Valkey each field that existed, once (live 2026-12-05).
+    if (d.propagation.hsetex_past_deletes_named) return deletion(d, a[1], b->fields);
+    std::vector<std::string> gone;
+    for (const auto& f : distinct(b->fields))
+      if (live_field(before, a[1], f, now)) gone.push_back(f);
+    return deletion(d, a[1], gone);
+  }
+  std::optional<std::string> when;
+  if (time_at && !(when = deadline_of(after, a[1], first))) return std::nullopt;
+  if (d.propagation.hsetex_in_place) {
+    Argv out = a;
+    if (time_at) {
+      out[*time_at] = "PXAT";
+      out[*time_at + 1] = *when;
+    }
+    return std::vector<Argv>{out};
+  }
+  // Valkey: as given when there is nothing to rewrite (no condition, no time or PXAT already),
+  // else its own form (live 9.1.2: `hsetex h keepttl fields 1 a 9` is written as typed).
+  if (!condition && (!time_at || iequals(a[*time_at], "PXAT"))) return std::vector<Argv>{a};
+  Argv out{a[0], a[1]};
+  if (time_at) out.insert(out.end(), {"PXAT", *when});
+  else if (keepttl) out.push_back("KEEPTTL");
+  out.insert(out.end(), a.begin() + static_cast<std::ptrdiff_t>(b->at), a.begin() + static_cast<std::ptrdiff_t>(b->end()));
+  return std::vector<Argv>{out};
+}
+
+/// HGETEX: nothing without an option; a time sets the live fields' deadlines (or deletes them when
+/// past); PERSIST removes deadlines.
+inline Out hgetex(const Dialect& d, const Argv& a, const resp::Reply& r, const Keyspace& before,
+                  const Keyspace& after, int64_t now) {
+  const auto b = block(a, 2, 1);
+  if (!b || !r.is_array()) return std::nullopt;
+  std::optional<std::size_t> time_at;
+  bool persist = false;
+  for (std::size_t i = 2; i < a.size(); ++i) {
+    if (i >= b->at && i < b->end()) continue;
+    if (is_time_option(a[i])) time_at = i;
+    if (iequals(a[i], "PERSIST")) persist = true;
+  }
+  std::vector<std::string> live, persisted;
+  for (const auto& f : b->fields) {
+    const Field* was = live_field(before, a[1], f, now);
+    if (!was) continue;
+    live.push_back(f);
+    if (was->expire_ms) persisted.push_back(f);
+  }
+  const auto& name_time = d.propagation.hgetex_names_as_given ? b->fields : live;
+  const auto name_persist = d.propagation.hgetex_names_as_given ? b->fields : distinct(persisted);
+  if (time_at) {
+    if (live.empty()) return std::vector<Argv>{};
+    const auto when = deadline_of(after, a[1], live.front());
+    if (!when) return deletion(d, a[1], distinct(live));  // a past time deleted them
+    Argv out{"HPEXPIREAT", a[1], *when, "FIELDS", std::to_string(name_time.size())};
+    out.insert(out.end(), name_time.begin(), name_time.end());
+    return std::vector<Argv>{out};
+  }
+  if (persist && !persisted.empty()) {
+    Argv out{"HPERSIST", a[1], "FIELDS", std::to_string(name_persist.size())};
+    out.insert(out.end(), name_persist.begin(), name_persist.end());
+    return std::vector<Argv>{out};
+  }
+  return std::vector<Argv>{};
+}
+
+/// HGETDEL: written when it deleted a field (a non-nil value in the reply).
+inline Out hgetdel(const Dialect& d, const Argv& a, const resp::Reply& r) {
+  const auto b = block(a, 2, 1);
+  if (!b || !r.is_array()) return std::nullopt;
+  bool deleted = false;
+  for (const auto& e : r.elements()) deleted = deleted || !e.is_nil();
+  if (!deleted) return std::vector<Argv>{};
+  if (!d.propagation.hgetdel_as_hdel) return std::vector<Argv>{a};
+  Argv out{"HDEL", a[1]};
+  out.insert(out.end(), b->fields.begin(), b->fields.end());
+  return std::vector<Argv>{out};
+}
+
+/// HINCRBY / HINCRBYFLOAT key field increment: the new value is the reply.
+/// Redis 7.4 (no HSETEX) wrote HINCRBYFLOAT as a plain HSET: not modelled (nullopt).
+inline Out hincr(const Dialect& d, const Argv& a, const resp::Reply& r, const Keyspace& before, int64_t now,
+                 bool is_float) {
+  if (a.size() != 4 || !(is_float ? r.is_string() : r.is_integer())) return std::nullopt;
+  const std::string value = is_float ? r.str() : std::to_string(r.as_integer());
+  const Field* was = live_field(before, a[1], a[2], now);
+  if (d.propagation.hincr_keepttl) {
+    if (!is_float) return std::vector<Argv>{a};
+    if (!d.has_hsetex) return std::nullopt;
+    return std::vector<Argv>{{"HSETEX", a[1], "KEEPTTL", "FIELDS", "1", a[2], value}};
+  }
+  if (was && was->expire_ms)
+    return std::vector<Argv>{{"HSETEX", a[1], "PXAT", std::to_string(*was->expire_ms), "FIELDS", "1", a[2], value}};
+  if (is_float) return std::vector<Argv>{{"HSET", a[1], a[2], value}};
+  return std::vector<Argv>{a};
+}
+
+}  // namespace detail::propagation
+
+/// The commands `argv` sends to replicas and the AOF under dialect `d`, given the model's `reply`,
+/// its keyspace `before` and `after` the command and the time `now` (Unix ms) it ran at: empty
+/// when nothing is written (an error reply, a failed condition, nothing changed), several for a
+/// MULTI block (Redis's HDELs). nullopt for a command this header does not model (see the top),
+/// and when `reply` is not a success reply of `argv` (another shape, e.g. QUEUED) or `after` lacks
+/// the deadline the command set. Words the server writes itself are upper case; what it copies
+/// keeps the client's text (compare case-insensitively). Throws nothing.
+inline std::optional<std::vector<resp::Argv>> propagated(const Dialect& d, const resp::Argv& argv,
+                                                         const resp::Reply& reply, const Keyspace& before,
+                                                         const Keyspace& after, int64_t now) {
+  namespace p = detail::propagation;
+  if (argv.empty()) return std::nullopt;
+  const std::string& n = argv[0];
+  const bool expire =
+      iequals(n, "HEXPIRE") || iequals(n, "HPEXPIRE") || iequals(n, "HEXPIREAT") || iequals(n, "HPEXPIREAT");
+  const bool known = expire || iequals(n, "HPERSIST") || iequals(n, "HSETEX") || iequals(n, "HGETEX") ||
+                     iequals(n, "HGETDEL") || iequals(n, "HINCRBY") || iequals(n, "HINCRBYFLOAT");
+  if (!known) return std::nullopt;
+  if (reply.is_error()) return std::vector<resp::Argv>{};
+  if (argv.size() < 3) return std::nullopt;
+  if (expire) return p::hexpire(d, argv, reply, after);
+  if (iequals(n, "HPERSIST")) return p::hpersist(argv, reply);
+  if (iequals(n, "HSETEX")) return p::hsetex(d, argv, reply, before, after, now);
+  if (iequals(n, "HGETEX")) return p::hgetex(d, argv, reply, before, after, now);
+  if (iequals(n, "HGETDEL")) return p::hgetdel(d, argv, reply);
+  return p::hincr(d, argv, reply, before, now, iequals(n, "HINCRBYFLOAT"));
+}
+
+}  // namespace expirykit::model
