@@ -161,7 +161,7 @@ inline constexpr Variable variables[] = {
     {"EXPIRYKIT_CHECK_HEADERS", Readers::cmake, "`ON` or `OFF`", "`ON`", "build check_headers (every public header on its own; the TU of all of them together is built anyway)",
      "checks/CMakeLists.txt, ci/test"},
     {"EXPIRYKIT_CHECK_HEADERS_ONLY", Readers::cmake, "a `;`-list of headers under include/", "every header",
-     "the headers check_headers compiles on its own (ci/test: those the last 20 commits that changed a header changed)",
+     "the headers check_headers compiles on its own (ci/test: those changed since the commit ci/landed names)",
      "checks/headers/CMakeLists.txt, ci/test"},
     {"EXPIRYKIT_BENCH_PROGRAMS", Readers::cmake, "a list of programs (set by bench/CMakeLists.txt)", "all",
      "the bench/ programs", "bench/CMakeLists.txt"},

@@ -1,7 +1,8 @@
-// What a field-TTL command writes to the AOF (the same form the replicas get: redis-hfe.md §11,
-// which captured the replication stream): each case runs a command on a fresh AOF server beside
-// the model (state::Twin, so reply and state are checked as everywhere), then reads the commands
-// the AOF increment gained (observe::AofTail) and compares them with the model's prediction
+// What a field-TTL command writes to the AOF and sends its replicas (redis-hfe.md §11): each case
+// runs a command on a fresh AOF server beside the model (state::Twin, so reply and state are
+// checked as everywhere), then reads the commands the AOF increment gained (observe::AofTail) and
+// those the replication stream carried up to the primary's master_repl_offset (the kit connected
+// as a replica: observe::ReplicationStream), and compares both with the model's prediction
 // (model::propagated, the dialect's Propagation rules). A server that writes a relative time,
 // keeps a condition it should drop, names fields it did not change, or writes nothing where it
 // changed data fails here, even when a reload of the file would still end in the same state.
@@ -9,14 +10,20 @@
 // Timing: TTLs are 100 s or more, or already past; nothing waits.
 #include <catch2/catch_test_macros.hpp>
 
+#include <chrono>
+#include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/model/apply.hpp>
 #include <expirykit/model/propagation.hpp>
 #include <expirykit/observe/aof.hpp>
+#include <expirykit/observe/replication_stream.hpp>
+#include <expirykit/server/info.hpp>
 #include <expirykit/state/twin.hpp>
 
 using namespace expirykit;
@@ -121,7 +128,7 @@ bool same(const std::vector<Argv>& a, const std::vector<Argv>& b) {
 
 }  // namespace
 
-TEST_CASE_METHOD(ServerFixture, "Propagation: the AOF holds each field-TTL command in the dialect's form, deadlines absolute",
+TEST_CASE_METHOD(ServerFixture, "Propagation: the AOF and the replication stream carry each field-TTL command in the dialect's form",
                  "[durability][propagation]") {
   require_field_ttl();
   const model::Dialect d = require_dialect();
@@ -133,6 +140,33 @@ TEST_CASE_METHOD(ServerFixture, "Propagation: the AOF holds each field-TTL comma
   topt.server = identity();  // known issues of this server are excused per step, as everywhere
   state::Twin t(c, d, topt);
   observe::AofTail aof(srv->dir() / "appendonlydir");
+  REQUIRE(c("CONFIG", "SET", "repl-diskless-sync-delay", "0") == resp::Reply::ok());  // the sync at once
+  // A stream that fails is one failure; the AOF's checks go on without it.
+  std::optional<observe::ReplicationStream> stream;
+  try {
+    stream.emplace(srv->host(), srv->port());
+    // The snapshot's end mark comes before the primary's child exits, and a FLUSHALL then (the
+    // twin's first command) ends the child and drops the replica ("SYNC failed. BGSAVE child
+    // returned an error", live 9.1.2): wait until the primary counts the replica online.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (server::Info::fetch(c, "replication").get("slave0").value_or("").find("state=online") == std::string::npos) {
+      if (std::chrono::steady_clock::now() > until) throw std::runtime_error("the replica stream never came online");
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  } catch (const std::exception& e) {
+    FAIL_CHECK(e.what());
+    stream.reset();
+  }
+  auto offset = [&] { return server::Info::fetch(c, "replication").get_int("master_repl_offset"); };
+  // The commands that change data: the file's and the stream's own bookkeeping left out.
+  auto data = [](std::vector<Argv> cmds) {
+    std::vector<Argv> out;
+    for (auto& a : cmds) {
+      const std::string n = model::upper(a[0]);
+      if (n != "SELECT" && n != "PING" && n != "REPLCONF") out.push_back(std::move(a));
+    }
+    return out;
+  };
   int checked = 0, written = 0;
   for (const Case& k : cases()) {
     const std::string needs = k.needs;
@@ -144,6 +178,17 @@ TEST_CASE_METHOD(ServerFixture, "Propagation: the AOF holds each field-TTL comma
     t.flushall();
     for (const auto& line : k.setup) REQUIRE(t.run(line).ok);
     aof.mark();
+    auto stream_read = [&]() -> std::optional<std::vector<Argv>> {
+      if (!stream) return std::nullopt;
+      try {
+        return data(stream->read_until(offset()));
+      } catch (const std::exception& e) {
+        FAIL_CHECK(e.what());
+        stream.reset();
+        return std::nullopt;
+      }
+    };
+    (void)stream_read();  // the set-up's commands
     const model::Keyspace before = t.model();
     const state::Step s = t.run(k.command);
     INFO("server reply " << s.server.oneline() << ", model " << s.model.oneline());
@@ -154,11 +199,12 @@ TEST_CASE_METHOD(ServerFixture, "Propagation: the AOF holds each field-TTL comma
     const auto want = model::propagated(d, s.argv, s.model, before, t.model(), s.model_at_ms);
     CHECK(want.has_value());
     if (!want) continue;
-    std::vector<Argv> got;
-    for (auto& a : aof.since_mark())
-      if (model::upper(a[0]) != "SELECT") got.push_back(std::move(a));  // the file's own bookkeeping
-    INFO("the AOF got:" << text(got) << "\nthe model (" << d.name << ") says:" << text(*want));
+    const std::vector<Argv> got = data(aof.since_mark());
+    const auto sent = stream_read();
+    INFO("the AOF got:" << text(got) << "\nthe replication stream carried:" << (sent ? text(*sent) : "(not read)")
+                        << "\nthe model (" << d.name << ") says:" << text(*want));
     CHECK(same(got, *want));
+    if (sent) CHECK(same(*sent, *want));
     ++checked;
     written += !want->empty();
   }
