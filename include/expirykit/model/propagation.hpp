@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include <expirykit/model/cmd/expiry_args.hpp>
 #include <expirykit/model/cmd/fields_args.hpp>
 #include <expirykit/model/context.hpp>
 #include <expirykit/model/dialect.hpp>
@@ -37,11 +38,10 @@ namespace detail::propagation {
 
 using resp::Argv;
 
-/// The live field `f` of the hash `key` in `ks` at `now`, or nullptr.
+/// The live field `f` of the hash `key` in `ks` at `now` (Keyspace::peek, Hash::live), or nullptr.
 inline const Field* live_field(const Keyspace& ks, const std::string& key, const std::string& f, int64_t now) {
-  const Entry* e = ks.raw(key);
-  if (!e || !e->is_hash() || (e->expire_ms && deadline_passed(*e->expire_ms, now))) return nullptr;
-  return e->hash().live(f, now);
+  const Entry* e = ks.peek(key, now);
+  return e && e->is_hash() ? e->hash().live(f, now) : nullptr;
 }
 
 /// The deadline `ks` holds for field `f` of `key` as text, or nullopt (no such field, or none).
@@ -107,9 +107,8 @@ inline std::vector<std::string> distinct(const std::vector<std::string>& names) 
   return out;
 }
 
-inline bool is_time_option(const std::string& s) {
-  return iequals(s, "EX") || iequals(s, "PX") || iequals(s, "EXAT") || iequals(s, "PXAT");
-}
+/// An HSETEX / HGETEX expiry option (cmd::detail::expiry_kind): EX, PX, EXAT, PXAT, KEEPTTL, PERSIST.
+inline cmd::detail::ExpiryOpt option(const std::string& s) { return {cmd::detail::expiry_kind(s), {}}; }
 
 /// HEXPIRE / HPEXPIRE / HEXPIREAT / HPEXPIREAT: the reply's codes say per named field what
 /// happened (1 set, 2 deleted by a past deadline, 0 condition failed, -2 missing).
@@ -152,8 +151,8 @@ inline Out hsetex(const Dialect& d, const Argv& a, const resp::Reply& r, const K
   bool keepttl = false, condition = false;
   for (std::size_t i = 2; i < a.size(); ++i) {
     if (i >= b->at && i < b->end()) continue;  // inside the FIELDS block
-    if (is_time_option(a[i]) && i + 1 < a.size()) time_at = i;
-    if (iequals(a[i], "KEEPTTL")) keepttl = true;
+    if (option(a[i]).timed() && i + 1 < a.size()) time_at = i;
+    if (option(a[i]).kind == cmd::detail::ExpiryOpt::keepttl) keepttl = true;
     if (iequals(a[i], "FNX") || iequals(a[i], "FXX") || iequals(a[i], "NX") || iequals(a[i], "XX")) condition = true;
   }
   const std::string& first = b->fields.front();
@@ -196,8 +195,8 @@ inline Out hgetex(const Dialect& d, const Argv& a, const resp::Reply& r, const K
   bool persist = false;
   for (std::size_t i = 2; i < a.size(); ++i) {
     if (i >= b->at && i < b->end()) continue;
-    if (is_time_option(a[i])) time_at = i;
-    if (iequals(a[i], "PERSIST")) persist = true;
+    if (option(a[i]).timed()) time_at = i;
+    if (option(a[i]).kind == cmd::detail::ExpiryOpt::persist) persist = true;
   }
   std::vector<std::string> live, persisted;
   for (const auto& f : b->fields) {

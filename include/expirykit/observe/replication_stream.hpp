@@ -24,8 +24,8 @@
 // primary must not require a password (AUTH is not sent). A diskless primary waits
 // repl-diskless-sync-delay (5 s by default) before it sends the snapshot: set it to 0 first for a
 // quick start. The snapshot's end comes before the primary's snapshot child exits, and a FLUSHALL
-// in that moment ends the child and drops this replica (live 9.1.2): before one, wait until the
-// primary lists the replica online (INFO replication `slave0:...,state=online`).
+// in that moment ends the child and drops this replica (live 9.1.2): before one, wait until no
+// child runs (server::wait_idle, server/persistence.hpp).
 #pragma once
 
 #include <arpa/inet.h>
