@@ -4,14 +4,15 @@
 //
 //   auto diffs = state::keyspace_diff(side, ks, server::time_ms(side("TIME")), {});
 //
-// Every key either side holds is compared: TYPE, the key's PTTL presence, a string's GET, a
-// hash's HLEN (stored fields, expired included), HGETALL (live fields, as a set: model/canonical.hpp),
+// Every key either side holds is compared: TYPE, the key's absolute expiry (PEXPIRETIME, Unix
+// ms, -1 for none: within the tolerance, as the fields'), a string's GET, a hash's HLEN (stored fields, expired included), HGETALL (live fields, as a set: model/canonical.hpp),
 // each field's HPEXPIRETIME (-2 for a field past its deadline, within the tolerance) and OBJECT
 // ENCODING (listpack or hashtable, when the limits were read). Only read-only commands that
 // never delete lazily are sent, over the connection given (the twin's read-back connection).
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <map>
@@ -31,7 +32,7 @@ namespace expirykit::state {
 inline std::string oneline(const resp::Reply& r) { return r.oneline(); }
 
 struct KeyspaceDiffOptions {
-  int64_t time_tolerance_ms = 0;  ///< allowed difference (ms) of HPEXPIRETIME read back
+  int64_t time_tolerance_ms = 0;  ///< allowed difference (ms) of PEXPIRETIME / HPEXPIRETIME read back
   bool check_encoding = true;     ///< compare OBJECT ENCODING with the model's prediction
   const std::set<std::string>* hlen_unknown = nullptr;  ///< keys whose HLEN is not compared
   std::function<bool(const std::string&)> owns;         ///< only these keys (empty: all)
@@ -55,7 +56,7 @@ namespace detail {
 /// depends on the entry only (its type and stored fields), not on the time it is judged at.
 struct KeyReads {
   const model::Entry* e = nullptr;
-  std::size_t type = 0, pttl = 0, get = 0, hlen = 0, getall = 0, enc = 0, times = 0;
+  std::size_t type = 0, pexpiretime = 0, get = 0, hlen = 0, getall = 0, enc = 0, times = 0;
   Argv times_argv;
 };
 
@@ -69,7 +70,9 @@ inline KeyReads plan_key(std::vector<Argv>& reads, const std::string& key, const
   p.e = e;
   p.type = read({"TYPE", key});
   if (!e) return p;
-  p.pttl = read({"PTTL", key});
+  // The key's deadline itself, not its PTTL: a pipelined run's choice point whose only trace is a
+  // key TTL (SET EX in a transaction) is told apart by it (state/detail/run_all.hpp).
+  p.pexpiretime = read({"PEXPIRETIME", key});
   if (e->is_string()) {
     p.get = read({"GET", key});
     return p;
@@ -97,11 +100,13 @@ inline void judge_key(std::vector<std::string>& diffs, const std::string& key, c
     return;
   }
   if (!e) return;
-  const Reply& pttl = r[p.pttl];
-  const bool model_ttl = e->expire_ms.has_value();
-  if (!pttl.is_integer() || (pttl.as_integer() == -1) == model_ttl)
-    diffs.push_back(shown + ": key PTTL server " + pttl.to_string() + ", model " +
-                    (model_ttl ? std::to_string(*e->expire_ms - now) : "-1"));
+  const Reply& at = r[p.pexpiretime];
+  const long long want = e->expire_ms ? *e->expire_ms : -1;
+  const bool key_ttl_ok =
+      at.is_integer() && (e->expire_ms ? at.as_integer() >= 0 && std::llabs(at.as_integer() - want) <= o.time_tolerance_ms
+                                       : at.as_integer() == -1);
+  if (!key_ttl_ok)
+    diffs.push_back(shown + ": key PEXPIRETIME server " + at.to_string() + ", model " + std::to_string(want));
   if (e->is_string()) {
     const Reply& v = r[p.get];
     if (v != Reply::string(e->string()))
@@ -175,7 +180,7 @@ inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::K
 /// KEYS * and the reads of every key the model holds at `estimate_ms` in one pipeline over
 /// `side`, judged at the TIME read. `estimate_ms` is a server time no later than the server's now
 /// (Unix ms; Twin::server_time_estimate). When a key of the model has its key TTL within
-/// `margin_ms` after the estimate (its reads could meet it expired: TYPE and PTTL would delete it
+/// `margin_ms` after the estimate (its reads could meet it expired: TYPE and PEXPIRETIME would delete it
 /// lazily), the reads wait for the TIME as in keyspace_diff(); keys KEYS * lists that the model
 /// lacks are read in a second round trip. A planned key the model holds no more at the TIME read
 /// (the server's clock ran past estimate + margin) is judged as absent from the model. The

@@ -334,7 +334,7 @@ class Twin {
 
   /// Full-state comparison of every key either side knows: type, string value, hash fields and
   /// values (live ones, as HGETALL shows them), HLEN (stored fields, expired included), each
-  /// field's HPEXPIRETIME and the key's PTTL presence. Read-only on both sides (no command used
+  /// field's HPEXPIRETIME and the key's PEXPIRETIME. Read-only on both sides (no command used
   /// deletes lazily). Returns one line per difference; empty means equal.
   /// With `owns`, only the keys it accepts are compared, on both sides (a cluster node's share:
   /// state/cluster_twin.hpp).
