@@ -125,3 +125,35 @@ TEST_CASE("propagated: HGETEX, HGETDEL, HPERSIST, HINCRBY and HINCRBYFLOAT per d
                                            expirykit::resp::Reply::status("QUEUED"), s.ks, s.ks, s.now)
                   .has_value());
 }
+
+TEST_CASE("expiry_propagated: fields reclaimed past their deadline, as each dialect writes them", "[model][propagation]") {
+  // Live (AOF increment, 2026-12-05): active expiry of a and b of {a, b, c} wrote `HDEL h b a`
+  // (Valkey 9.1.2) and `HDEL h b`, `HDEL h a` (Redis 8.0.6, 8.6.3); of every field of {a, b},
+  // `MULTI`, `HDEL h b a`, `UNLINK h`, `EXEC` (Valkey) and the two HDELs alone (Redis).
+  const Dialect v = Dialect::valkey_9_1(), r = Dialect::redis_8_0(), r86 = Dialect::redis_8_6();
+  auto reclaimed = [](const Dialect& d, const std::string& hset) {
+    Session s(d);
+    s.run(hset);
+    s.run("HPEXPIRE h 100 FIELDS 2 a b");
+    const auto before = s.ks;
+    s.ks.reclaim(T0 + 200);
+    return expirykit::model::canonical_deletions(expirykit::model::expiry_propagated(d, before, s.ks, "h"));
+  };
+  using expirykit::model::canonical_deletions;
+  CHECK(reclaimed(v, "HSET h a 1 b 2 c 3") == canonical_deletions(lines({"HDEL h b a"})));
+  CHECK(reclaimed(v, "HSET h a 1 b 2") == canonical_deletions(lines({"MULTI", "HDEL h b a", "UNLINK h", "EXEC"})));
+  for (const Dialect& d : {r, r86}) {
+    CHECK(reclaimed(d, "HSET h a 1 b 2 c 3") == canonical_deletions(lines({"HDEL h b", "HDEL h a"})));
+    CHECK(reclaimed(d, "HSET h a 1 b 2") == canonical_deletions(lines({"HDEL h b", "HDEL h a"})));
+  }
+  // The order a server names the fields in does not matter; the commands and the fields do.
+  CHECK(canonical_deletions(lines({"hdel h b a"})) == canonical_deletions(lines({"HDEL h a b"})));
+  CHECK(canonical_deletions(lines({"HDEL h a"})) != canonical_deletions(lines({"HDEL h a b"})));
+  CHECK(canonical_deletions(lines({"MULTI", "HDEL h a", "UNLINK h", "EXEC"})) !=
+        canonical_deletions(lines({"HDEL h a", "MULTI", "UNLINK h", "EXEC"})));
+  // Nothing reclaimed, nothing written; a key that is no hash, nothing.
+  Session s(v);
+  s.run("HSET h a 1");
+  CHECK(expirykit::model::expiry_propagated(v, s.ks, s.ks, "h").empty());
+  CHECK(expirykit::model::expiry_propagated(v, s.ks, s.ks, "nokey").empty());
+}

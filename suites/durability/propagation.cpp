@@ -7,10 +7,15 @@
 // keeps a condition it should drop, names fields it did not change, or writes nothing where it
 // changed data fails here, even when a reload of the file would still end in the same state.
 // Every absolute deadline written must be the one the primary holds, to the millisecond.
-// Timing: TTLs are 100 s or more, or already past; nothing waits.
+// Timing: TTLs are 100 s or more, or already past; nothing waits. The second case waits for
+// active expiry (fields with 100 ms TTLs, up to 10 s) and reads what the server's own deletions
+// wrote (model::expiry_propagated).
 #include <catch2/catch_test_macros.hpp>
 
+#include <chrono>
 #include <exception>
+#include <functional>
+#include <thread>
 #include <optional>
 #include <string>
 #include <vector>
@@ -207,4 +212,108 @@ TEST_CASE_METHOD(ServerFixture, "Propagation: the AOF and the replication stream
   // server that wrote nothing) would pass every case above.
   INFO(checked << " cases checked, " << written << " of them expecting a write");
   CHECK(written >= checked / 2);
+}
+
+TEST_CASE_METHOD(ServerFixture, "Propagation: fields reclaimed past their deadline reach the AOF and the replication stream in the dialect's form",
+                 "[durability][propagation]") {
+  // Active expiry of some and of all fields of a hash, and a read of an expired field with active
+  // expiry paused (Redis deletes it lazily and writes that; Valkey only hides it and writes
+  // nothing), each checked against model::expiry_propagated of the model before and after.
+  require_field_ttl();
+  require_debug("DEBUG SET-ACTIVE-EXPIRE");
+  const model::Dialect d = require_dialect();
+  process::ServerOptions o;
+  o.persistence = process::Persistence::aof;
+  auto srv = fresh_server(o, "reads the server's AOF increment from its directory");
+  resp::Client c = srv->client();
+  state::Twin::Options topt;
+  topt.server = identity();
+  state::Twin t(c, d, topt);
+  observe::AofTail aof(srv->dir() / "appendonlydir");
+  REQUIRE(c("CONFIG", "SET", "repl-diskless-sync-delay", "0") == resp::Reply::ok());
+  std::optional<observe::ReplicationStream> stream;
+  try {
+    stream.emplace(srv->host(), srv->port());
+    server::wait_idle(c);
+  } catch (const std::exception& e) {
+    FAIL_CHECK(e.what());
+    stream.reset();
+  }
+  auto offset = [&] { return server::Info::fetch(c, "replication").get_int("master_repl_offset"); };
+  auto data = [](std::vector<Argv> cmds) {
+    std::vector<Argv> out;
+    for (auto& a : cmds) {
+      const std::string n = model::upper(a[0]);
+      if (n != "SELECT" && n != "PING" && n != "REPLCONF") out.push_back(std::move(a));
+    }
+    return out;
+  };
+  auto stream_read = [&]() -> std::optional<std::vector<Argv>> {
+    if (!stream) return std::nullopt;
+    try {
+      return data(stream->read_until(offset()));
+    } catch (const std::exception& e) {
+      FAIL_CHECK(e.what());
+      stream.reset();
+      return std::nullopt;
+    }
+  };
+  // Compares what the AOF and the stream got since the mark with the model's deletions.
+  auto check_written = [&](const std::vector<Argv>& want_raw) {
+    const auto want = model::canonical_deletions(want_raw);
+    const std::vector<Argv> got = data(aof.since_mark());
+    const auto sent = stream_read();
+    INFO("the AOF got:" << text(got) << "\nthe replication stream carried:" << (sent ? text(*sent) : "(not read)")
+                        << "\nthe model (" << d.name << ") says:" << text(want_raw));
+    CHECK(model::canonical_deletions(got) == want);
+    if (sent) CHECK(model::canonical_deletions(*sent) == want);
+  };
+  // Waits (up to 10 s) until `done` holds on the server.
+  auto wait_for = [&](const std::function<bool()>& done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done() && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    return done();
+  };
+
+  SECTION("active expiry") {
+    for (const bool all : {false, true}) {
+      CAPTURE(all);
+      // Active expiry paused until the marks are set: the deletions must come after them.
+      REQUIRE(t.set_active_expire(false) == resp::Reply::ok());
+      t.flushall();
+      REQUIRE(t.run(all ? "HSET h a 1 b 2" : "HSET h a 1 b 2 c 3").ok);
+      REQUIRE(t.run("HPEXPIRE h 100 FIELDS 2 a b").ok);
+      aof.mark();
+      (void)stream_read();
+      const model::Keyspace before = t.model();
+      REQUIRE(t.set_active_expire(true) == resp::Reply::ok());
+      // HLEN counts stored fields, expired ones included, and deletes nothing (both servers).
+      REQUIRE(wait_for([&] { return c("HLEN", "h").as_integer() == (all ? 0 : 1); }));
+      t.reclaim_model();
+      const auto want = model::expiry_propagated(d, before, t.model(), "h");
+      REQUIRE(!want.empty());
+      check_written(want);
+      CHECK(t.compare_state().empty());
+    }
+  }
+  SECTION("a read of an expired field, active expiry paused") {
+    REQUIRE(t.set_active_expire(false) == resp::Reply::ok());
+    for (const bool last : {false, true}) {
+      CAPTURE(last);
+      t.flushall();
+      REQUIRE(t.run(last ? "HSET h a 1" : "HSET h a 1 b 2").ok);
+      REQUIRE(t.run("HPEXPIRE h 20 FIELDS 1 a").ok);
+      std::this_thread::sleep_for(std::chrono::milliseconds(60));
+      aof.mark();
+      (void)stream_read();
+      const model::Keyspace before = t.model();
+      const state::Step s = t.run("HGET h a");
+      INFO(s.describe());
+      CHECK(s.ok);
+      const auto want = model::expiry_propagated(d, before, t.model(), "h");
+      CHECK(want.empty() == !d.lazy_delete_on_read);
+      check_written(want);
+    }
+    t.set_active_expire(true);
+  }
 }

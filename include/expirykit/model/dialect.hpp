@@ -190,6 +190,12 @@ struct Propagation {
   /// field with a deadline, `HSETEX key PXAT <ms> FIELDS 1 f v` (Valkey, also for HINCRBY, which
   /// Redis propagates as given).
   bool hincr_keepttl = false;
+  /// Fields the server reclaims past their deadline (active expiry; Redis's lazy expiry on a
+  /// read): one `HDEL key f` per field, outside any MULTI, the key's last field too (Redis), or
+  /// one `HDEL key f1 f2 ...` per expiry batch, wrapped as `MULTI`, HDEL, `UNLINK key`, `EXEC`
+  /// when the key goes with it (Valkey). Live 2026-12-05 (AOF increment: Valkey 9.1.2, Redis
+  /// 8.0.6 and 8.6.3); redis-hfe.md §11 names the HDEL and the UNLINK.
+  bool expiry_hdel_per_field = false;
 };
 
 /// The differences between server lines, as data. Build one with for_server() or a named
@@ -400,7 +406,8 @@ struct Dialect {
                      .hsetex_past_deletes_named = true,
                      .hgetex_names_as_given = true,
                      .hgetdel_as_hdel = true,
-                     .hincr_keepttl = true};
+                     .hincr_keepttl = true,
+                     .expiry_hdel_per_field = true};
     d.err.negative_time = "ERR invalid expire time, must be >= 0";
     d.err.numfields = "ERR Number of fields must be a positive integer";
     d.err.hexpire_numfields_range = "ERR Parameter `numFields` should be greater than 0";

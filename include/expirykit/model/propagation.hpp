@@ -11,13 +11,16 @@
 // live on Valkey 9.1.2, Redis 8.0.6 and 8.6.3 through the AOF increment). Modelled: HEXPIRE,
 // HPEXPIRE, HEXPIREAT, HPEXPIREAT, HPERSIST, HSETEX, HGETEX, HGETDEL, HINCRBY and HINCRBYFLOAT on
 // hashes whose named fields are live (a logically expired field that Redis deletes lazily adds an
-// HDEL this header does not predict). Every absolute deadline written is the one the model holds
+// HDEL that propagated() leaves out: expiry_propagated() gives it,
+// as it gives what active expiry writes). Every absolute deadline written is the one the model holds
 // for the field (from `after`, or from `before` where the command keeps it: HINCRBY on Valkey), so
 // the AOF and the replicas must write what the primary keeps, to the millisecond. Which case a
 // server gives the words it copies from the command is not specified here (Valkey copies
 // `hsetex ... fields` as typed and writes `PXAT` itself): compare words case-insensitively.
 #pragma once
 
+#include <algorithm>
+#include <cctype>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -282,6 +285,52 @@ inline std::optional<std::vector<resp::Argv>> propagated(const Dialect& d, const
   if (iequals(n, "HGETEX")) return p::hgetex(d, argv, reply, before, after, now);
   if (iequals(n, "HGETDEL")) return p::hgetdel(d, argv, reply);
   return p::hincr(d, argv, reply, before, now, iequals(n, "HINCRBYFLOAT"));
+}
+
+/// What the server writes to replicas and the AOF when it reclaims fields of `key` that passed
+/// their deadline: those `before` stores and `after` does not (active expiry: Keyspace::reclaim;
+/// on Redis also a read that deletes lazily, Dialect::lazy_delete_on_read), under the dialect's
+/// Propagation::expiry_hdel_per_field. Redis: `HDEL key f` per field; Valkey: `HDEL key f1 f2 ...`,
+/// as `MULTI`, HDEL, `UNLINK key`, `EXEC` when `after` lacks the key. Empty when nothing was
+/// reclaimed. The server names the fields in its hash's order and Valkey's active expiry may
+/// split many fields over batches (one HDEL each): compare through canonical_deletions().
+inline std::vector<resp::Argv> expiry_propagated(const Dialect& d, const Keyspace& before, const Keyspace& after,
+                                                 const std::string& key) {
+  const Entry* b = before.raw(key);
+  if (!b || !b->is_hash()) return {};
+  const Entry* a = after.raw(key);
+  const bool gone = !a;
+  std::vector<std::string> fields;
+  for (const auto& [f, fld] : b->hash().fields)
+    if (gone || !a->is_hash() || !a->hash().fields.count(f)) fields.push_back(f);
+  if (fields.empty()) return {};
+  std::vector<resp::Argv> out;
+  if (d.propagation.expiry_hdel_per_field) {
+    for (const auto& f : fields) out.push_back({"HDEL", key, f});
+    return out;
+  }
+  resp::Argv hdel{"HDEL", key};
+  hdel.insert(hdel.end(), fields.begin(), fields.end());
+  if (!gone) return {hdel};
+  return {{"MULTI"}, hdel, {"UNLINK", key}, {"EXEC"}};
+}
+
+/// `cmds` in a form that does not depend on the order a server names reclaimed fields in: each
+/// command's name in upper case, each HDEL's fields sorted, and each run of consecutive HDELs
+/// sorted. Apply it to both sides of a comparison with expiry_propagated().
+inline std::vector<resp::Argv> canonical_deletions(std::vector<resp::Argv> cmds) {
+  for (auto& a : cmds) {
+    if (a.empty()) continue;
+    for (char& ch : a[0]) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    if (a[0] == "HDEL" && a.size() > 3) std::sort(a.begin() + 2, a.end());
+  }
+  for (std::size_t i = 0; i < cmds.size();) {
+    std::size_t j = i;
+    while (j < cmds.size() && !cmds[j].empty() && cmds[j][0] == "HDEL") ++j;
+    std::sort(cmds.begin() + static_cast<std::ptrdiff_t>(i), cmds.begin() + static_cast<std::ptrdiff_t>(j));
+    i = j == i ? i + 1 : j;
+  }
+  return cmds;
 }
 
 }  // namespace expirykit::model
