@@ -151,6 +151,33 @@ TEST_CASE("expiry_propagated: fields reclaimed past their deadline, as each dial
   CHECK(canonical_deletions(lines({"HDEL h a"})) != canonical_deletions(lines({"HDEL h a b"})));
   CHECK(canonical_deletions(lines({"MULTI", "HDEL h a", "UNLINK h", "EXEC"})) !=
         canonical_deletions(lines({"HDEL h a", "MULTI", "UNLINK h", "EXEC"})));
+  // A read that deleted two fields lazily (by_command): Redis wraps its HDELs in MULTI/EXEC (live
+  // 8.0.6: HMGET, HGETEX, HRANDFIELD of two expired fields); active expiry does not.
+  {
+    Session s(r);
+    s.run("HSET h a 1 b 2 c 3");
+    s.run("HPEXPIRE h 100 FIELDS 2 a b");
+    const auto before = s.ks;
+    s.ks.reclaim(T0 + 200);
+    CHECK(expirykit::model::expiry_propagated(r, before, s.ks, "h", true) ==
+          lines({"MULTI", "HDEL h a", "HDEL h b", "EXEC"}));
+    CHECK(expirykit::model::expiry_propagated(r, before, s.ks, "h") == lines({"HDEL h a", "HDEL h b"}));
+  }
+  // A key that went by its own key TTL is no field reclamation (the server writes DEL/UNLINK of
+  // the key); a field without a deadline is never reclaimed; a key of another type after, nothing.
+  {
+    Session s(v);
+    s.run("HSET h a 1 b 2");
+    s.run("HPEXPIRE h 100 FIELDS 1 a");
+    s.run("PEXPIRE h 150");
+    const auto before = s.ks;
+    s.ks.reclaim(T0 + 200);
+    REQUIRE(s.ks.raw("h") == nullptr);
+    CHECK(expirykit::model::expiry_propagated(v, before, s.ks, "h").empty());
+    Session other(v);
+    other.run("SET h x");
+    CHECK(expirykit::model::expiry_propagated(v, before, other.ks, "h").empty());
+  }
   // Nothing reclaimed, nothing written; a key that is no hash, nothing.
   Session s(v);
   s.run("HSET h a 1");

@@ -7,7 +7,9 @@
 // Redis 8.0.6 here; a failing failover case is not shrunk, every try would fail over again).
 #include <catch2/catch_test_macros.hpp>
 
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include <expirykit/catch2/cluster_fixture.hpp>
@@ -47,8 +49,9 @@ std::function<std::string(state::ClusterTwin&)> reshard(bool atomic) {
     const std::string key = *rc::gen::elementOf(std::vector<std::string>{"h1", "h2", "h3", "s1"});
     const int slot = cluster::slot_of(key);
     const std::string target = other_primary(c, c.address_of(slot));
+    const int64_t since = tw.twin().server_time();
     const auto rep = atomic ? cluster::move_slots_atomic(c, slot, slot, target) : cluster::move_slot_legacy(c, slot, target);
-    tw.slots_moved({slot});
+    tw.slots_moved({slot}, atomic ? std::nullopt : std::optional<int64_t>(since));
     return std::string(atomic ? "atomic migration" : "legacy reshard") + " of slot " + std::to_string(slot) + " (" + key + ", " +
            std::to_string(rep.keys) + " keys) " + rep.source + " -> " + rep.target;
   };

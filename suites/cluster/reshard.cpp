@@ -105,8 +105,9 @@ void move_case(state::ClusterTwin& t, bool atomic) {
   const std::string source = c.address_of(slot), target = first_other_primary(c, source);
   const auto before = state::Snapshot::take(c.connection(source), "source before");
   const int64_t short_deadline = t.twin().server_time() + short_ms;
+  const int64_t since = t.twin().server_time();
   const auto rep = atomic ? cluster::move_slots_atomic(c, slot, slot, target) : cluster::move_slot_legacy(c, slot, target);
-  t.slots_moved({slot});
+  t.slots_moved({slot}, atomic ? std::nullopt : std::optional<int64_t>(since));
   t.topology_changed("moved");
   CHECK(rep.keys == 21);
   check_moved(t, before, source, target, 21);

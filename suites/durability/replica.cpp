@@ -3,7 +3,10 @@
 // dialect), then compares the replica with the primary (state::diff of two Snapshots after the
 // replica caught up by replication offset: fields, values, absolute field expiries and HLEN, the
 // stored count that includes logically expired, unreclaimed fields) and the replica with the
-// model. Scenarios are tables (replica_cases.hpp); the expiry cases at the end poll the replica.
+// model. Scenarios are tables (replica_cases.hpp); the expiry cases at the end poll the replica,
+// and the first of them also observes the replica itself: its keyspace notifications (the
+// primary's deletions, as model::expiry_propagated writes them, run there) and its expired-fields
+// counter (a replica expires nothing).
 //
 // A replica never expires a field by itself: it hides a logically expired field from reads and
 // keeps counting it in HLEN until the primary's HDEL arrives (state/snapshot.hpp; Redis docs
@@ -20,12 +23,18 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <expirykit/catch2/known_issue.hpp>
 #include <expirykit/catch2/replica_fixture.hpp>
+#include <expirykit/model/apply.hpp>
+#include <expirykit/model/propagation.hpp>
+#include <expirykit/observe/keyspace_events.hpp>
+#include <expirykit/server/info.hpp>
 #include <expirykit/state/snapshot.hpp>
 
 #include "replica_cases.hpp"
@@ -34,6 +43,9 @@ using expirykit::resp::Reply;
 using expirykit::state::Snapshot;
 using replica_cases::Scenario;
 namespace state = expirykit::state;
+namespace model = expirykit::model;
+namespace observe = expirykit::observe;
+namespace server = expirykit::server;
 
 namespace {
 
@@ -239,6 +251,14 @@ TEST_CASE_METHOD(ReplicaCases, "A field that expires on the primary disappears o
   sync();
   CHECK(replica()("HLEN", "h") == Reply::integer(3));
   CHECK(replica()("HLEN", "k") == Reply::integer(2));
+  // The replica's own observations: from here on it hears keyspace notifications, and its
+  // expired-fields counter is read before and after.
+  const model::Dialect& d = twin().dialect();
+  const int64_t replica_expired = server::Info::fetch(replica(), "stats").get_int(d.info_expired_fields_stat);
+  observe::KeyspaceEvents::Options eo;
+  eo.flags = "KEA";
+  observe::KeyspaceEvents heard(replica(), eo);
+  const model::Keyspace before = twin().model();
   twin().set_active_expire(true);
   poll_replica("HLEN h to drop to 2 after field a expired on the primary (HPEXPIRE 200 ms)",
                [](auto& r) { return r("HLEN", "h") == Reply::integer(2); });
@@ -247,6 +267,38 @@ TEST_CASE_METHOD(ReplicaCases, "A field that expires on the primary disappears o
   // The primary reclaimed both (that is what the replica was told); the model after reclaiming.
   const int64_t now = twin().server_time();
   twin().model().reclaim(now);
+  // The replica expires nothing itself: it runs the deletions the primary sends
+  // (model::expiry_propagated: HDEL per field on Redis; HDEL per batch, and MULTI/HDEL/UNLINK/EXEC
+  // with a key's last fields, on Valkey) as commands on live fields, so it notifies hdel (and del
+  // with a key's last field), never hexpired (live Valkey 9.1.2, Redis 8.0.6, 2026-12-05), and
+  // its expired-fields counter stays put. Compared as sets of (event, key): Valkey's active expiry
+  // may split a key's fields over batches, one HDEL (one hdel) each.
+  sync();
+  replica().call(heard.marker("after expiry"));
+  std::set<std::pair<std::string, std::string>> got, want;
+  for (const auto& e : heard.read_until("after expiry").keyevent) got.insert({e.name, e.key});
+  model::Keyspace on_replica = before;
+  (void)on_replica.take_events();
+  for (const std::string key : {"h", "k"}) {
+    // Run where the reclaimed fields were still live (as the replica holds them): before the
+    // earliest of their deadlines.
+    int64_t at = now;
+    if (const model::Entry* e = before.raw(key); e && e->is_hash())
+      for (const auto& [f, fld] : e->hash().fields)
+        if (fld.expire_ms && *fld.expire_ms <= now) at = std::min(at, *fld.expire_ms - 1);
+    for (const auto& a : model::expiry_propagated(d, before, twin().model(), key))
+      if (a[0] != "MULTI" && a[0] != "EXEC") (void)model::apply(on_replica, d, a, at);
+  }
+  for (const auto& e : on_replica.take_events()) want.insert({e.name, e.key});
+  auto shown = [](const std::set<std::pair<std::string, std::string>>& v) {
+    std::string out;
+    for (const auto& [n, k] : v) out += " " + n + "@" + k;
+    return out.empty() ? std::string(" (none)") : out;
+  };
+  INFO("the replica notified:" << shown(got) << "\nthe model of the primary's deletions says:" << shown(want));
+  CHECK(got == want);
+  CHECK(want.count({"del", "k"}) == 1);  // the model's side is not empty: k went with its last field
+  CHECK(server::Info::fetch(replica(), "stats").get_int(d.info_expired_fields_stat) == replica_expired);
   CHECK(replica()("HGETALL", "h").size() == 4);
   CHECK(replica()("HPTTL", "h", "FIELDS", 2, "b", "c")[0] == Reply::integer(-1));
   const auto diffs = compare(s);

@@ -191,7 +191,8 @@ struct Propagation {
   /// Redis propagates as given).
   bool hincr_keepttl = false;
   /// Fields the server reclaims past their deadline (active expiry; Redis's lazy expiry on a
-  /// read): one `HDEL key f` per field, outside any MULTI, the key's last field too (Redis), or
+  /// read): one `HDEL key f` per field, the key's last field too, in MULTI/EXEC only when one
+  /// command deleted several lazily (Redis), or
   /// one `HDEL key f1 f2 ...` per expiry batch, wrapped as `MULTI`, HDEL, `UNLINK key`, `EXEC`
   /// when the key goes with it (Valkey). Live 2026-12-05 (AOF increment: Valkey 9.1.2, Redis
   /// 8.0.6 and 8.6.3); redis-hfe.md §11 names the HDEL and the UNLINK.

@@ -288,25 +288,37 @@ inline std::optional<std::vector<resp::Argv>> propagated(const Dialect& d, const
 }
 
 /// What the server writes to replicas and the AOF when it reclaims fields of `key` that passed
-/// their deadline: those `before` stores and `after` does not (active expiry: Keyspace::reclaim;
-/// on Redis also a read that deletes lazily, Dialect::lazy_delete_on_read), under the dialect's
-/// Propagation::expiry_hdel_per_field. Redis: `HDEL key f` per field; Valkey: `HDEL key f1 f2 ...`,
-/// as `MULTI`, HDEL, `UNLINK key`, `EXEC` when `after` lacks the key. Empty when nothing was
-/// reclaimed. The server names the fields in its hash's order and Valkey's active expiry may
-/// split many fields over batches (one HDEL each): compare through canonical_deletions().
+/// their deadline: those with a deadline that `before` stores and `after` does not (active
+/// expiry: Keyspace::reclaim; on Redis also a read that deletes lazily, Dialect::
+/// lazy_delete_on_read, with `by_command`), under the dialect's Propagation::
+/// expiry_hdel_per_field. Redis: `HDEL key f` per field, in `MULTI`/`EXEC` when one command
+/// deleted several lazily (`by_command`; live 8.0.6: HGETEX, HRANDFIELD, HMGET of two expired
+/// fields), alone for active expiry. Valkey: `HDEL key f1 f2 ...`, and `MULTI`, that HDEL,
+/// `UNLINK key`, `EXEC` when `after` lacks the key (UNLINK under lazyfree-lazy-expire yes, the
+/// default; DEL under no: docs/semantics/valkey-hfe.md). Live Valkey 9.1.2, Redis 8.0.6 and 8.6.3
+/// (AOF increment, 2026-12-05). Empty when nothing was reclaimed, when `key` is no hash in
+/// `before` or another type in `after`, and when the key went by a key TTL of its own (the server
+/// writes a DEL or UNLINK of the key then, not modelled here). The server names the fields in its
+/// hash's order: compare through canonical_deletions(). Valkey's active expiry may split many
+/// fields over batches, one HDEL each, which canonical_deletions() does not merge: keep the
+/// fields of a case on one deadline.
 inline std::vector<resp::Argv> expiry_propagated(const Dialect& d, const Keyspace& before, const Keyspace& after,
-                                                 const std::string& key) {
+                                                 const std::string& key, bool by_command = false) {
   const Entry* b = before.raw(key);
   if (!b || !b->is_hash()) return {};
   const Entry* a = after.raw(key);
   const bool gone = !a;
+  if ((a && !a->is_hash()) || (gone && b->expire_ms)) return {};
   std::vector<std::string> fields;
   for (const auto& [f, fld] : b->hash().fields)
-    if (gone || !a->is_hash() || !a->hash().fields.count(f)) fields.push_back(f);
+    if (fld.expire_ms && (gone || !a->hash().fields.count(f))) fields.push_back(f);
   if (fields.empty()) return {};
   std::vector<resp::Argv> out;
   if (d.propagation.expiry_hdel_per_field) {
+    const bool wrapped = by_command && fields.size() > 1;
+    if (wrapped) out.push_back({"MULTI"});
     for (const auto& f : fields) out.push_back({"HDEL", key, f});
+    if (wrapped) out.push_back({"EXEC"});
     return out;
   }
   resp::Argv hdel{"HDEL", key};

@@ -27,8 +27,10 @@
 // Throws what state::Twin and cluster::Client throw.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -107,12 +109,26 @@ class ClusterTwin {
   /// encoding a load gives (model/context.hpp loaded_encoding). Found live on Valkey 9.1.2: a
   /// small hash that a field TTL made hashtable, then HPERSIST left without TTLs, arrives as
   /// listpack (the property in suites/cluster/properties.cpp, seed 14570992002954383097).
-  void slots_moved(const std::set<int>& slots) {
+  ///
+  /// `legacy_since_ms`: for a legacy reshard, the server time (Unix ms) read before it. MIGRATE
+  /// sends a key TTL as the time left (migrateCommand in cluster.c of both servers: the deadline
+  /// minus its own now) and the target's RESTORE adds its now back, so a key's deadline moves
+  /// later by the transfer time; field TTLs travel as absolute times in the payload. Each moved
+  /// key TTL is read back (PEXPIRETIME, routed) and adopted when it lies from the model's deadline
+  /// to that plus the time the move took; anything else stays for compare_state() to report.
+  void slots_moved(const std::set<int>& slots, std::optional<int64_t> legacy_since_ms = std::nullopt) {
     auto& ks = twin_.model();
-    for (const auto& k : ks.key_names())
-      if (slots.count(cluster::slot_of(k)))
-        if (auto* e = ks.raw(k); e && e->is_hash())
-          e->hash().encoding = model::loaded_encoding(twin_.dialect(), e->hash(), ks.limits());
+    const int64_t took = legacy_since_ms ? twin_.server_time() - *legacy_since_ms : 0;
+    for (const auto& k : ks.key_names()) {
+      if (!slots.count(cluster::slot_of(k))) continue;
+      auto* e = ks.raw(k);
+      if (e && e->is_hash()) e->hash().encoding = model::loaded_encoding(twin_.dialect(), e->hash(), ks.limits());
+      if (e && e->expire_ms && legacy_since_ms) {
+        const resp::Reply at = c_.call({"PEXPIRETIME", k});
+        if (at.is_integer() && at.as_integer() >= *e->expire_ms && at.as_integer() <= *e->expire_ms + took)
+          e->expire_ms = at.as_integer();
+      }
+    }
   }
   /// After a failover of the primary serving `slots`: the promoted replica built its hashes by
   /// applying the old primary's replication stream, which can leave another encoding than the

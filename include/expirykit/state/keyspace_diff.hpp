@@ -7,8 +7,9 @@
 // Every key either side holds is compared: TYPE, the key's absolute expiry (PEXPIRETIME, Unix
 // ms, -1 for none: within the tolerance, as the fields'), a string's GET, a hash's HLEN (stored fields, expired included), HGETALL (live fields, as a set: model/canonical.hpp),
 // each field's HPEXPIRETIME (-2 for a field past its deadline, within the tolerance) and OBJECT
-// ENCODING (listpack or hashtable, when the limits were read). Only read-only commands that
-// never delete lazily are sent, over the connection given (the twin's read-back connection).
+// ENCODING (listpack or hashtable, when the limits were read). Only read-only commands that never
+// delete a field lazily are sent (a key past its key TTL goes on any read of a primary; the model
+// no longer holds it then), over the connection given (the twin's read-back connection).
 #pragma once
 
 #include <cstdint>
