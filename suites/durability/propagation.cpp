@@ -16,6 +16,7 @@
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <optional>
 #include <string>
@@ -130,54 +131,86 @@ bool same(const std::vector<Argv>& a, const std::vector<Argv>& b) {
   return true;
 }
 
-}  // namespace
-
-TEST_CASE_METHOD(ServerFixture, "Propagation: the AOF and the replication stream carry each field-TTL command in the dialect's form",
-                 "[durability][propagation]") {
-  require_field_ttl();
-  const model::Dialect d = require_dialect();
-  process::ServerOptions o;
-  o.persistence = process::Persistence::aof;  // appendfsync always: written before the reply
-  auto srv = fresh_server(o, "reads the server's AOF increment from its directory");
-  resp::Client c = srv->client();
-  state::Twin::Options topt;
-  topt.server = identity();  // known issues of this server are excused per step, as everywhere
-  state::Twin t(c, d, topt);
-  observe::AofTail aof(srv->dir() / "appendonlydir");
-  REQUIRE(c("CONFIG", "SET", "repl-diskless-sync-delay", "0") == resp::Reply::ok());  // the sync at once
-  // A stream that fails is one failure; the AOF's checks go on without it.
-  std::optional<observe::ReplicationStream> stream;
-  try {
-    stream.emplace(srv->host(), srv->port());
-    // The snapshot's end mark comes before the primary's child exits, and a FLUSHALL then (the
-    // twin's first command) ends the child and drops the replica ("SYNC failed. BGSAVE child
-    // returned an error", live 9.1.2): wait until no child runs.
-    server::wait_idle(c);
-  } catch (const std::exception& e) {
-    FAIL_CHECK(e.what());
-    stream.reset();
+/// A fresh AOF server beside its model (state::Twin), with what its AOF increment gained
+/// (observe::AofTail) and what its replication stream carried (observe::ReplicationStream, the
+/// kit connected as a replica) read as the commands that change data.
+class PropagationFixture : public ServerFixture {
+ protected:
+  /// Spawns the server (SKIPs where fresh_server() does, and without field TTLs) and connects
+  /// the twin, the AOF's tail and the stream. A stream that fails is one failure; the AOF's
+  /// checks go on without it.
+  void start() {
+    require_field_ttl();
+    d_ = require_dialect();
+    process::ServerOptions o;
+    o.persistence = process::Persistence::aof;  // appendfsync always: written before the reply
+    srv_ = fresh_server(o, "reads the server's AOF increment from its directory");
+    c_.emplace(srv_->client());
+    state::Twin::Options topt;
+    topt.server = identity();  // known issues of this server are excused per step, as everywhere
+    t_.emplace(*c_, d_, topt);
+    aof_.emplace(srv_->dir() / "appendonlydir");
+    REQUIRE(c()("CONFIG", "SET", "repl-diskless-sync-delay", "0") == resp::Reply::ok());  // the sync at once
+    try {
+      stream_.emplace(srv_->host(), srv_->port());
+      // The snapshot's end mark comes before the primary's child exits, and a FLUSHALL then (the
+      // twin's first command) ends the child and drops the replica ("SYNC failed. BGSAVE child
+      // returned an error", live 9.1.2): wait until no child runs.
+      server::wait_idle(c());
+    } catch (const std::exception& e) {
+      FAIL_CHECK(e.what());
+      stream_.reset();
+    }
   }
-  auto offset = [&] { return server::Info::fetch(c, "replication").get_int("master_repl_offset"); };
-  // The commands that change data: the file's and the stream's own bookkeeping left out.
-  auto data = [](std::vector<Argv> cmds) {
+
+  const model::Dialect& d() const { return d_; }
+  resp::Client& c() { return *c_; }
+  state::Twin& t() { return *t_; }
+  /// Marks the AOF's end and reads the stream up to the primary's offset (what came before).
+  void mark() {
+    aof_->mark();
+    (void)stream_read();
+  }
+  /// The commands the AOF increment gained since the mark.
+  std::vector<Argv> aof_read() { return data(aof_->since_mark()); }
+  /// What the stream carried up to the primary's offset now; a stream that fails is one failure.
+  std::optional<std::vector<Argv>> stream_read() {
+    if (!stream_) return std::nullopt;
+    try {
+      return data(stream_->read_until(server::Info::fetch(c(), "replication").get_int("master_repl_offset")));
+    } catch (const std::exception& e) {
+      FAIL_CHECK(e.what());
+      stream_.reset();
+      return std::nullopt;
+    }
+  }
+
+ private:
+  /// The commands that change data: the file's and the stream's own bookkeeping left out.
+  static std::vector<Argv> data(std::vector<Argv> cmds) {
     std::vector<Argv> out;
     for (auto& a : cmds) {
       const std::string n = model::upper(a[0]);
       if (n != "SELECT" && n != "PING" && n != "REPLCONF") out.push_back(std::move(a));
     }
     return out;
-  };
-  // What the stream carried up to the primary's offset now; a stream that fails is one failure.
-  auto stream_read = [&]() -> std::optional<std::vector<Argv>> {
-    if (!stream) return std::nullopt;
-    try {
-      return data(stream->read_until(offset()));
-    } catch (const std::exception& e) {
-      FAIL_CHECK(e.what());
-      stream.reset();
-      return std::nullopt;
-    }
-  };
+  }
+
+  model::Dialect d_;
+  std::unique_ptr<process::Server> srv_;  // members end in reverse order: the server last
+  std::optional<resp::Client> c_;
+  std::optional<state::Twin> t_;
+  std::optional<observe::AofTail> aof_;
+  std::optional<observe::ReplicationStream> stream_;
+};
+
+}  // namespace
+
+TEST_CASE_METHOD(PropagationFixture, "Propagation: the AOF and the replication stream carry each field-TTL command in the dialect's form",
+                 "[durability][propagation]") {
+  start();
+  const model::Dialect& d = this->d();
+  state::Twin& t = this->t();
   int checked = 0, written = 0;
   for (const Case& k : cases()) {
     const std::string needs = k.needs;
@@ -188,8 +221,7 @@ TEST_CASE_METHOD(ServerFixture, "Propagation: the AOF and the replication stream
     CAPTURE(k.command);
     t.flushall();
     for (const auto& line : k.setup) REQUIRE(t.run(line).ok);
-    aof.mark();
-    (void)stream_read();  // the set-up's commands
+    mark();  // after the set-up's commands
     const model::Keyspace before = t.model();
     const state::Step s = t.run(k.command);
     INFO("server reply " << s.server.oneline() << ", model " << s.model.oneline());
@@ -200,7 +232,7 @@ TEST_CASE_METHOD(ServerFixture, "Propagation: the AOF and the replication stream
     const auto want = model::propagated(d, s.argv, s.model, before, t.model(), s.model_at_ms);
     CHECK(want.has_value());
     if (!want) continue;
-    const std::vector<Argv> got = data(aof.since_mark());
+    const std::vector<Argv> got = aof_read();
     const auto sent = stream_read();
     INFO("the AOF got:" << text(got) << "\nthe replication stream carried:" << (sent ? text(*sent) : "(not read)")
                         << "\nthe model (" << d.name << ") says:" << text(*want));
@@ -215,54 +247,20 @@ TEST_CASE_METHOD(ServerFixture, "Propagation: the AOF and the replication stream
   CHECK(written >= checked / 2);
 }
 
-TEST_CASE_METHOD(ServerFixture, "Propagation: fields reclaimed past their deadline reach the AOF and the replication stream in the dialect's form",
+TEST_CASE_METHOD(PropagationFixture, "Propagation: fields reclaimed past their deadline reach the AOF and the replication stream in the dialect's form",
                  "[durability][propagation]") {
   // Active expiry of some and of all fields of a hash, and a read of an expired field with active
   // expiry paused (Redis deletes it lazily and writes that; Valkey only hides it and writes
   // nothing), each checked against model::expiry_propagated of the model before and after.
-  require_field_ttl();
   require_debug("DEBUG SET-ACTIVE-EXPIRE");
-  const model::Dialect d = require_dialect();
-  process::ServerOptions o;
-  o.persistence = process::Persistence::aof;
-  auto srv = fresh_server(o, "reads the server's AOF increment from its directory");
-  resp::Client c = srv->client();
-  state::Twin::Options topt;
-  topt.server = identity();
-  state::Twin t(c, d, topt);
-  observe::AofTail aof(srv->dir() / "appendonlydir");
-  REQUIRE(c("CONFIG", "SET", "repl-diskless-sync-delay", "0") == resp::Reply::ok());
-  std::optional<observe::ReplicationStream> stream;
-  try {
-    stream.emplace(srv->host(), srv->port());
-    server::wait_idle(c);
-  } catch (const std::exception& e) {
-    FAIL_CHECK(e.what());
-    stream.reset();
-  }
-  auto offset = [&] { return server::Info::fetch(c, "replication").get_int("master_repl_offset"); };
-  auto data = [](std::vector<Argv> cmds) {
-    std::vector<Argv> out;
-    for (auto& a : cmds) {
-      const std::string n = model::upper(a[0]);
-      if (n != "SELECT" && n != "PING" && n != "REPLCONF") out.push_back(std::move(a));
-    }
-    return out;
-  };
-  auto stream_read = [&]() -> std::optional<std::vector<Argv>> {
-    if (!stream) return std::nullopt;
-    try {
-      return data(stream->read_until(offset()));
-    } catch (const std::exception& e) {
-      FAIL_CHECK(e.what());
-      stream.reset();
-      return std::nullopt;
-    }
-  };
+  start();
+  const model::Dialect& d = this->d();
+  state::Twin& t = this->t();
+  resp::Client& c = this->c();
   // Compares what the AOF and the stream got since the mark with the model's deletions.
   auto check_written = [&](const std::vector<Argv>& want_raw) {
     const auto want = model::canonical_deletions(want_raw);
-    const std::vector<Argv> got = data(aof.since_mark());
+    const std::vector<Argv> got = aof_read();
     const auto sent = stream_read();
     INFO("the AOF got:" << text(got) << "\nthe replication stream carried:" << (sent ? text(*sent) : "(not read)")
                         << "\nthe model (" << d.name << ") says:" << text(want_raw));
@@ -284,8 +282,7 @@ TEST_CASE_METHOD(ServerFixture, "Propagation: fields reclaimed past their deadli
       t.flushall();
       REQUIRE(t.run(all ? "HSET h a 1 b 2" : "HSET h a 1 b 2 c 3").ok);
       REQUIRE(t.run("HPEXPIRE h 100 FIELDS 2 a b").ok);
-      aof.mark();
-      (void)stream_read();
+      mark();
       const model::Keyspace before = t.model();
       REQUIRE(t.set_active_expire(true) == resp::Reply::ok());
       // HLEN counts stored fields, expired ones included, and deletes nothing (both servers).
@@ -315,8 +312,7 @@ TEST_CASE_METHOD(ServerFixture, "Propagation: fields reclaimed past their deadli
       REQUIRE(t.run(k.hpexpire).ok);
       // Past the 20 ms deadlines on the server's clock (the read must meet them expired).
       t.wait_until_past(t.model().raw("h")->hash().fields.at("a").expire_ms.value_or(0), 20);
-      aof.mark();
-      (void)stream_read();
+      mark();
       const model::Keyspace before = t.model();
       const state::Step s = t.run(k.read);
       INFO(s.describe());
