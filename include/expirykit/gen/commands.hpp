@@ -29,6 +29,7 @@
 #include <rapidcheck.h>
 
 #include <expirykit/gen/names.hpp>
+#include <expirykit/gen/once.hpp>
 #include <expirykit/gen/ttl.hpp>
 #include <expirykit/model/batch.hpp>
 #include <expirykit/model/dialect.hpp>
@@ -65,7 +66,7 @@ inline rc::Gen<Argv> weighted(std::vector<std::pair<std::size_t, rc::Gen<Argv>>>
   std::size_t total = 0;
   for (const auto& [w, g] : alts) total += w;
   auto p = std::make_shared<const Parts>(Parts{std::move(alts), rc::gen::inRange<std::size_t>(0, total)});
-  return full(rc::gen::exec([p] {
+  return full(exec_once([p] {
     std::size_t pick = *p->pick;
     for (const auto& [w, g] : p->alts) {
       if (pick < w) return *g;
@@ -108,7 +109,7 @@ inline void fields_block(Argv& a, const std::vector<std::string>& fields, bool v
 
 /// One HEXPIRE-family command.
 inline rc::Gen<Argv> hexpire_command(const model::Dialect& d) {
-  return full(rc::gen::exec([times = detail::time_gens(d)] {
+  return full(exec_once([times = detail::time_gens(d)] {
     using detail::in_range;
     static const auto keys = key_name();
     static const auto fields = field_list();
@@ -129,7 +130,7 @@ inline rc::Gen<Argv> hexpire_command(const model::Dialect& d) {
 
 /// One HTTL / HPTTL / HEXPIRETIME / HPEXPIRETIME / HPERSIST command.
 inline rc::Gen<Argv> field_query_command() {
-  return full(rc::gen::exec([] {
+  return full(exec_once([] {
     // HPERSIST twice: it is a row of state/coverage.hpp on its own, the other four share one.
     static const auto names =
         rc::gen::elementOf(std::vector<std::string>{"HTTL", "HPTTL", "HEXPIRETIME", "HPEXPIRETIME", "HPERSIST", "HPERSIST"});
@@ -145,7 +146,7 @@ inline rc::Gen<Argv> field_query_command() {
 
 /// One HSETEX command (key-level NX/XX are generated for every dialect: an error where absent).
 inline rc::Gen<Argv> hsetex_command(const model::Dialect& d) {
-  return full(rc::gen::exec([times = detail::time_gens(d)] {
+  return full(exec_once([times = detail::time_gens(d)] {
     static const auto key_conds = rc::gen::weightedElement<int>({{85, 0}, {8, 1}, {7, 2}});
     static const auto extra = rc::gen::elementOf(std::vector<Argv>{{"FNX"}, {"EX", "10"}, {"KEEPTTL"}, {"PERSIST"}, {"FOO"}});
     Argv a{"HSETEX", *key_name()};
@@ -170,7 +171,7 @@ inline rc::Gen<Argv> hsetex_command(const model::Dialect& d) {
 
 /// One HGETEX command.
 inline rc::Gen<Argv> hgetex_command(const model::Dialect& d) {
-  return full(rc::gen::exec([times = detail::time_gens(d)] {
+  return full(exec_once([times = detail::time_gens(d)] {
     static const auto extra = rc::gen::elementOf(std::vector<std::string>{"PERSIST", "KEEPTTL"});
     Argv a{"HGETEX", *key_name()};
     const bool mistakes = *detail::in_range<0, 10>() == 0;
@@ -186,7 +187,7 @@ inline rc::Gen<Argv> hgetex_command(const model::Dialect& d) {
 
 /// The classic hash commands.
 inline rc::Gen<Argv> hash_command() {
-  return full(rc::gen::exec([] {
+  return full(exec_once([] {
     static const auto forms =
         rc::gen::weightedElement<int>({{16, 0}, {4, 1}, {4, 2}, {8, 3}, {5, 4}, {6, 5}, {4, 6}, {7, 7}, {7, 8}, {4, 9}, {4, 10}, {2, 11}});
     static const auto exists_strlen = rc::gen::elementOf(std::vector<std::string>{"HEXISTS", "HSTRLEN"});
@@ -232,7 +233,7 @@ inline rc::Gen<Argv> hash_command() {
 
 /// Key-level commands.
 inline rc::Gen<Argv> key_command() {
-  return full(rc::gen::exec([] {
+  return full(exec_once([] {
     static const auto forms = rc::gen::weightedElement<int>({{4, 0}, {3, 1}, {3, 2}, {9, 3}, {2, 4}, {4, 5}, {2, 6}, {2, 7}, {2, 8}, {2, 9}});
     static const auto set_keys = rc::gen::weightedElement<std::string>({{6, "s1"}, {1, "h1"}});
     static const auto seconds = rc::gen::map(rc::gen::inRange(1000, 1000000), [](int v) { return std::to_string(v); });
@@ -273,7 +274,7 @@ inline rc::Gen<Argv> key_command() {
 /// OBJECT ENCODING, MOVE / COPY ... DB to db 1, SWAPDB 0 1 (which brings keys back), DUMP, and
 /// RESTORE of a key's DUMP payload (named `@dump:<key>`, resolved by state::Twin).
 inline rc::Gen<Argv> around_command() {
-  return full(rc::gen::exec([] {
+  return full(exec_once([] {
     static const auto forms = rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {2, 2}, {1, 3}, {3, 4}, {2, 5}, {2, 6}, {1, 7}, {3, 8}, {4, 9}});
     static const auto counts = rc::gen::elementOf(std::vector<std::string>{"0", "1", "2", "5", "-1", "-3", "-6", "x"});
     static const auto withvalues = rc::gen::weightedElement<std::string>({{9, "WITHVALUES"}, {1, "VALUES"}});
@@ -332,7 +333,7 @@ inline rc::Gen<Argv> command(const model::Dialect& d) {
   if (d.has_hsetex) alts.push_back({24, hsetex_command(d)});
   if (d.has_hgetex) alts.push_back({12, hgetex_command(d)});
   if (d.has_hgetdel)
-    alts.push_back({6, rc::gen::exec([] {
+    alts.push_back({6, exec_once([] {
                       Argv a{"HGETDEL", *key_name()};
                       const bool mistakes = *detail::in_range<0, 12>() == 0;  // before the fields (field_query_command)
                       detail::fields_block(a, *field_list(3), false, mistakes);
@@ -346,7 +347,7 @@ inline rc::Gen<Argv> command(const model::Dialect& d) {
 /// server clock past each such deadline before the next command (state/durability.hpp), so
 /// that later commands meet logically expired, unreclaimed fields deterministically.
 inline rc::Gen<Argv> near_ttl_command(const model::Dialect& d) {
-  return full(rc::gen::exec([has_hsetex = d.has_hsetex, has_hgetex = d.has_hgetex] {
+  return full(exec_once([has_hsetex = d.has_hsetex, has_hgetex = d.has_hgetex] {
     static const auto forms = rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {1, 2}});
     const std::string ms = std::to_string(*detail::in_range<1, 21>());
     const std::string k = *key_name();
@@ -365,7 +366,7 @@ inline rc::Gen<Argv> near_ttl_command(const model::Dialect& d) {
 /// few ms (near_ttl_command); otherwise as sequence().
 inline rc::Gen<std::vector<Argv>> sequence_with_near_ttls(const model::Dialect& d, int max_len = 40, int near_every = 6) {
   auto one = rc::gen::weightedOneOf<Argv>({{static_cast<std::size_t>(near_every - 1), command(d)}, {1, near_ttl_command(d)}});
-  return rc::gen::nonEmpty(rc::gen::resize(max_len, rc::gen::container<std::vector<Argv>>(one)));
+  return once(rc::gen::nonEmpty(once(rc::gen::resize(max_len, rc::gen::container<std::vector<Argv>>(one)))));
 }
 
 /// The commands a transaction or the sequence script batches: the hash, field TTL and key
@@ -388,8 +389,8 @@ inline rc::Gen<std::vector<Argv>> chunk(const model::Dialect& d) {
     rc::Gen<std::vector<Argv>> batch;
   };
   auto p = std::make_shared<const Parts>(
-      Parts{command(d), rc::gen::resize(4, rc::gen::nonEmpty(rc::gen::container<std::vector<Argv>>(batchable_command(d))))});
-  return full(rc::gen::exec([p] {
+      Parts{command(d), rc::gen::resize(4, once(rc::gen::nonEmpty(once(rc::gen::container<std::vector<Argv>>(batchable_command(d))))))});
+  return full(exec_once([p] {
     static const auto kinds = rc::gen::weightedElement<int>({{23, 0}, {1, 1}, {1, 2}});
     const int kind = *kinds;
     if (kind == 0) return std::vector<Argv>{*p->one};
@@ -407,12 +408,12 @@ inline rc::Gen<std::vector<Argv>> chunk(const model::Dialect& d) {
 /// (lengths spread over the whole range from the first test on; shrinking removes any step,
 /// not only the last ones, and simplifies the rest).
 inline rc::Gen<std::vector<Argv>> sequence(const model::Dialect& d, int max_len = 40) {
-  return rc::gen::map(rc::gen::nonEmpty(rc::gen::resize(max_len, rc::gen::container<std::vector<std::vector<Argv>>>(chunk(d)))),
-                      [](std::vector<std::vector<Argv>> chunks) {
-                        std::vector<Argv> out;
-                        for (auto& c : chunks) out.insert(out.end(), std::make_move_iterator(c.begin()), std::make_move_iterator(c.end()));
-                        return out;
-                      });
+  return once(rc::gen::map(rc::gen::nonEmpty(once(rc::gen::resize(max_len, rc::gen::container<std::vector<std::vector<Argv>>>(chunk(d))))),
+                           [](std::vector<std::vector<Argv>> chunks) {
+                             std::vector<Argv> out;
+                             for (auto& c : chunks) out.insert(out.end(), std::make_move_iterator(c.begin()), std::make_move_iterator(c.end()));
+                             return out;
+                           }));
 }
 
 /// How a stale set-up (setup_prefix) makes its logically expired fields.
@@ -448,7 +449,7 @@ inline rc::Gen<std::vector<Argv>> setup_prefix(const model::Dialect& d, bool sta
   };
   auto p = std::make_shared<const Parts>(Parts{time_arg(TtlClass::far, TimeArg{false, false}, d),
                                                rc::gen::weightedElement<int>({{1, 0}, {stale ? 2u : 0u, 1}, {stale ? 1u : 2u, 2}})});
-  return full(rc::gen::exec([p, stale, by] {
+  return full(exec_once([p, stale, by] {
     std::vector<Argv> out;
     if (stale) out.push_back({"DEBUG", "SET-ACTIVE-EXPIRE", "0"});
     static const std::vector<std::string> keys = {"h1", "h2", "h3"}, fields = {"a", "b", "c", "d"};
@@ -503,7 +504,7 @@ inline rc::Gen<std::vector<Argv>> property_sequence(const model::Dialect& d, int
   auto p = std::make_shared<const Parts>(Parts{full(rc::gen::inRange(0, 10)), setup_prefix(d, false),
                                                setup_prefix(d, true, by), setup_prefix(d, true, StaleBy::sleep),
                                                sequence(d, max_len)});
-  return rc::gen::exec([p] {
+  return exec_once([p] {
     // 0-1: empty keyspace, 2-3: live set-up, 4-8: stale set-up made `by`, 9: stale set-up by sleep
     const int start = *p->start;
     std::vector<Argv> out;
