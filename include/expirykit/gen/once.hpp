@@ -7,13 +7,16 @@
 // makes the value with shrinkable::shrink([=] { return execWithRecipe(callable, recipe); }, ...)),
 // and rc::gen::nonEmpty asks for the value once for its predicate and again for its caller
 // (gen/Predicate.hpp). Nested, that is every command of a sequence drawn several times over
-// (bench/RESULTS.md 9.5 measured it). once() keeps the value of the first call and hands out
-// copies; its shrinks are those of the wrapped generator, each wrapped the same way, made only
-// when something shrinks. So a draw gives the same value, and a failing case shrinks through the
-// same candidates in the same order, as without it.
+// (bench/RESULTS.md 9.5 measured it). once() computes the value when the draw is made (a shrink:
+// when the shrinks are walked to it) and hands out copies; its shrinks are those of the wrapped
+// generator, each wrapped the same way, made only when something shrinks. So a draw gives the
+// same value, and a failing case shrinks through the same candidates in the same order, as
+// without it. Getting the shrinks of an exec draw still runs its callable once more (RapidCheck
+// rebuilds the recipe from the value), as without once().
 #pragma once
 
 #include <memory>
+#include <string>
 #include <utility>
 
 #include <rapidcheck.h>
@@ -22,21 +25,31 @@ namespace expirykit::gen {
 
 namespace detail {
 /// `s` with its value computed now, once, and its shrinks (made on demand) wrapped the same way.
+/// A value that throws (rc::GenerationFailure, say) leaves `s` as it is: it throws at value(),
+/// where RapidCheck expects it (a discarded shrink, or a failed draw).
 template <class T>
 rc::Shrinkable<T> once_shrinkable(rc::Shrinkable<T> s) {
-  auto value = std::make_shared<const T>(s.value());
-  return rc::shrinkable::shrink([value] { return *value; },
-                                [s = std::move(s)](const T&) {
+  std::shared_ptr<const T> value;
+  try {
+    value = std::make_shared<const T>(s.value());
+  } catch (...) {
+    return s;
+  }
+  return rc::shrinkable::lambda([value] { return *value; },
+                                [s = std::move(s)] {
                                   return rc::seq::map(s.shrinks(),
                                                       [](rc::Shrinkable<T>&& x) { return once_shrinkable(std::move(x)); });
                                 });
 }
 }  // namespace detail
 
-/// `g`, each drawn value computed once (see the file comment). Throws what `g` throws.
+/// `g`, each drawn value computed once (see the file comment); its name kept. Throws what `g`
+/// throws, where `g` throws it.
 template <class T>
 rc::Gen<T> once(rc::Gen<T> g) {
-  return rc::Gen<T>([g = std::move(g)](const rc::Random& random, int size) { return detail::once_shrinkable(g(random, size)); });
+  std::string name = g.name();
+  return rc::Gen<T>([g = std::move(g)](const rc::Random& random, int size) { return detail::once_shrinkable(g(random, size)); })
+      .as(std::move(name));
 }
 
 /// once(rc::gen::exec(f)): RapidCheck's exec (the same draws and shrinks), each value computed once.

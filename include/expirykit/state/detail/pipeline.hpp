@@ -147,7 +147,7 @@ inline std::size_t chunk_end(const std::vector<Argv>& cmds, std::size_t i, const
     if (o.server)
       for (const auto* k : known_issues_for_step(*o.server, a, mc.batch ? *mc.batch : no_batch))
         if (k->reproduce.any()) rows.push_back(k);  // a matcher row settles from the step's own observations
-    std::optional<model::Keyspace> before;
+    model::Keyspace before;
     if (!rows.empty()) before = spec;
     try {
       run_model(spec, d, mc, now_ms, false, no_tracking, scratch);
@@ -160,9 +160,9 @@ inline std::size_t chunk_end(const std::vector<Argv>& cmds, std::size_t i, const
       for (const int64_t at : {now_ms, now_ms + 1000}) {
         // At now_ms the spec's outcome is `spec` itself (the same run from the same state).
         std::optional<model::Keyspace> later;
-        model::Keyspace defect_at = *before;
+        model::Keyspace defect_at = before;
         try {
-          if (at != now_ms) run_model(later.emplace(*before), d, mc, at, false, no_tracking, scratch);
+          if (at != now_ms) run_model(later.emplace(before), d, mc, at, false, no_tracking, scratch);
           run_model(defect_at, defect, mc, at, false, no_tracking, scratch);
         } catch (const model::Unmodelled&) {
           return j + 1;
