@@ -23,7 +23,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -31,13 +30,12 @@
 
 #include <expirykit/catch2/known_issue.hpp>
 #include <expirykit/catch2/replica_fixture.hpp>
-#include <expirykit/model/apply.hpp>
-#include <expirykit/model/propagation.hpp>
 #include <expirykit/observe/keyspace_events.hpp>
 #include <expirykit/server/info.hpp>
 #include <expirykit/state/snapshot.hpp>
 
 #include "replica_cases.hpp"
+#include "replica_events.hpp"
 
 using expirykit::resp::Reply;
 using expirykit::state::Snapshot;
@@ -267,35 +265,14 @@ TEST_CASE_METHOD(ReplicaCases, "A field that expires on the primary disappears o
   // The primary reclaimed both (that is what the replica was told); the model after reclaiming.
   const int64_t now = twin().server_time();
   twin().model().reclaim(now);
-  // The replica expires nothing itself: it runs the deletions the primary sends
-  // (model::expiry_propagated: HDEL per field on Redis; HDEL per batch, and MULTI/HDEL/UNLINK/EXEC
-  // with a key's last fields, on Valkey) as commands on live fields, so it notifies hdel (and del
-  // with a key's last field), never hexpired (live Valkey 9.1.2, Redis 8.0.6, 2026-12-05), and
-  // its expired-fields counter stays put. Compared as sets of (event, key): Valkey's active expiry
-  // may split a key's fields over batches, one HDEL (one hdel) each.
+  // The replica expires nothing itself: it notifies what running the primary's deletions makes
+  // (replica_events.hpp), and its expired-fields counter stays put.
   sync();
   replica().call(heard.marker("after expiry"));
-  std::set<std::pair<std::string, std::string>> got, want;
-  for (const auto& e : heard.read_until("after expiry").keyevent) got.insert({e.name, e.key});
-  model::Keyspace on_replica = before;
-  (void)on_replica.take_events();
-  for (const std::string key : {"h", "k"}) {
-    // Run where the reclaimed fields were still live (as the replica holds them): before the
-    // earliest of their deadlines.
-    int64_t at = now;
-    if (const model::Entry* e = before.raw(key); e && e->is_hash())
-      for (const auto& [f, fld] : e->hash().fields)
-        if (fld.expire_ms && *fld.expire_ms <= now) at = std::min(at, *fld.expire_ms - 1);
-    for (const auto& a : model::expiry_propagated(d, before, twin().model(), key))
-      if (a[0] != "MULTI" && a[0] != "EXEC") (void)model::apply(on_replica, d, a, at);
-  }
-  for (const auto& e : on_replica.take_events()) want.insert({e.name, e.key});
-  auto shown = [](const std::set<std::pair<std::string, std::string>>& v) {
-    std::string out;
-    for (const auto& [n, k] : v) out += " " + n + "@" + k;
-    return out.empty() ? std::string(" (none)") : out;
-  };
-  INFO("the replica notified:" << shown(got) << "\nthe model of the primary's deletions says:" << shown(want));
+  const auto got = replica_events::of(heard.read_until("after expiry"));
+  const auto want = replica_events::from_primary_deletions(d, before, twin().model(), now, {"h", "k"});
+  INFO("the replica notified:" << replica_events::shown(got)
+                               << "\nthe model of the primary's deletions says:" << replica_events::shown(want));
   CHECK(got == want);
   CHECK(want.count({"del", "k"}) == 1);  // the model's side is not empty: k went with its last field
   CHECK(server::Info::fetch(replica(), "stats").get_int(d.info_expired_fields_stat) == replica_expired);
