@@ -1,5 +1,5 @@
 // What a replica notifies while it runs its primary's deletions of fields past their deadline,
-// from the model, and how replica.cpp and failover.cpp compare it with what the replica sent.
+// from the model, and how replica.cpp and topology.cpp compare it with what the replica sent.
 //
 // A replica expires nothing itself: it runs the deletions its primary writes to the stream
 // (model::expiry_propagated: HDEL per field on Redis; HDEL per batch, and MULTI / HDEL / UNLINK /

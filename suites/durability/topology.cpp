@@ -1,15 +1,20 @@
-// Standalone failover with volatile hash fields (no cluster): a replica promoted with REPLICAOF
-// NO ONE, and FAILOVER (the primary hands over to its replica and becomes the new primary's
-// replica: valkey.io/commands/failover, redis.io/docs/latest/commands/failover). A replica never
-// reclaims a field itself (replica.cpp); promoted, it must: the fields whose deadline passed while
-// it was a replica (logically expired and unreclaimed there: the primary's active expiry was
-// paused) and those whose deadline passes after the promotion go by its own active expiry, with
-// its own keyspace notifications and INFO counters, as the model's active expiry says
-// (model::Keyspace::reclaim). After FAILOVER the old primary, now a replica, runs the new
-// primary's deletions (replica_events.hpp: hdel, del, never hexpired) and counts nothing.
+// Replication topologies beyond one primary and one replica, with volatile hash fields: a
+// replica promoted (REPLICAOF NO ONE; FAILOVER, where the primary hands over to its replica and
+// becomes the new primary's replica: valkey.io/commands/failover,
+// redis.io/docs/latest/commands/failover), and a chained replica (a replica of a replica).
+//
+// A replica never reclaims a field itself (replica.cpp); promoted, it must: the fields whose
+// deadline passed while it was a replica (logically expired and unreclaimed there: the primary's
+// active expiry was paused) and those whose deadline passes after the promotion go by its own
+// active expiry, with its own keyspace notifications and INFO counters, as the model's active
+// expiry says (model::Keyspace::reclaim). After FAILOVER the old primary, now a replica, runs the
+// new primary's deletions (replica_events.hpp: hdel, del, never hexpired) and counts nothing.
 // Live by hand first on Valkey 9.1.2 and Redis 8.0.6 (2026-12-06): the promoted node notified
 // hexpired for each key and del for the key that lost its last field, and counted 2 expired
 // fields; after FAILOVER the old primary notified hdel, hdel, del and counted none.
+// A chained replica gets the primary's stream as its own replica passes it on (the same
+// replication ID and offsets): the same fields and deadlines to the millisecond, the same
+// deletions, and it follows again after the primary restarts from its RDB.
 #include <catch2/catch_test_macros.hpp>
 
 #include <chrono>
@@ -44,25 +49,46 @@ namespace state = expirykit::state;
 
 namespace {
 
-/// A primary and a replica of this test's own (their roles change), a twin on the primary, and
-/// the data every case starts from.
-class Failover : public expirykit::catch2::FixtureBase {
+/// A primary and a replica of this test's own (their roles change; with `chained`, a second
+/// replica that replicates the first), a twin on the primary, and the data every case starts
+/// from.
+class Topology : public expirykit::catch2::FixtureBase {
  protected:
   using resp_client = expirykit::resp::Client;
 
   const expirykit::server::Identity& identity() override { return probe_identity(*p_); }
 
-  /// Starts the pair; on the primary, with active expiry paused: h {a: 100 ms, b, c: 900 s},
-  /// g {z: 100 ms} and k {x, y: 1500 ms}; waits until a and z are past their deadline on the
-  /// server's clock and the replica has everything. The replica then holds a and z logically
-  /// expired (HLEN counts them), and x and y live.
-  void start() {
+  /// Starts the pair (and with `chained` a sub-replica of the replica); on the primary, with
+  /// active expiry paused: h {a: 100 ms, b, c: 900 s}, g {z: 100 ms} and k {x, y: 1500 ms};
+  /// waits until a and z are past their deadline on the server's clock and the replicas have
+  /// everything. The replicas then hold a and z logically expired (HLEN counts them), and x and
+  /// y live.
+  void start(bool chained = false) {
     if (process::external_server())
       SKIP("needs a primary and a replica the kit spawns; EXPIRYKIT_SERVER_ADDR is set (external server)");
-    set_ = std::make_unique<process::ReplicaSet>();
+    process::ReplicaSet::Options o;
+    o.replicas = chained ? 2 : 1;
+    set_ = std::make_unique<process::ReplicaSet>(o);
     p_.emplace(set_->primary().client());
     r_.emplace(set_->replica(0).client());
     require_field_ttl();
+    if (chained) {
+      sub_.emplace(set_->replica(1).client());
+      auto& r0 = set_->replica(0);
+      REQUIRE((*sub_)("REPLICAOF", r0.host(), r0.port()) == Reply::status("OK"));
+      // Linked to the first replica, its sync done (ReplicaSet::sync() then compares its offset
+      // and replication ID with the primary's: a chain passes both on unchanged).
+      const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      for (;;) {
+        const auto info = expirykit::server::Info::fetch(*sub_, "replication");
+        if (info.get("master_port") == std::to_string(r0.port()) && info.get("master_link_status") == "up" &&
+            info.get_int("master_sync_in_progress", 1) == 0)
+          break;
+        if (std::chrono::steady_clock::now() > give_up)
+          FAIL("the sub-replica did not link to the replica in 30 s: " << info.get("master_link_status").value_or("?"));
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    }
     twin_ = std::make_unique<state::Twin>(*p_, require_dialect(), twin_options());
     twin_->set_active_expire(false);
     for (const char* line : {"HSET h a 1 b 2 c 3", "HPEXPIRE h 100 FIELDS 1 a", "HEXPIRE h 900 FIELDS 1 c",
@@ -76,13 +102,24 @@ class Failover : public expirykit::catch2::FixtureBase {
     const int64_t reached = twin_->wait_until_past(*g->hash().fields.at("z").expire_ms);
     REQUIRE(reached > *g->hash().fields.at("z").expire_ms);
     set_->sync();
-    REQUIRE(replica()("HLEN", "h") == Reply::integer(3));
-    REQUIRE(replica()("HLEN", "g") == Reply::integer(1));
-    REQUIRE(replica()("HLEN", "k") == Reply::integer(2));
+    for (auto* c : {&*r_, sub_ ? &*sub_ : nullptr}) {
+      if (!c) continue;
+      REQUIRE((*c)("HLEN", "h") == Reply::integer(3));
+      REQUIRE((*c)("HLEN", "g") == Reply::integer(1));
+      REQUIRE((*c)("HLEN", "k") == Reply::integer(2));
+    }
   }
 
   resp_client& primary() { return *p_; }
   resp_client& replica() { return *r_; }
+  /// The chained replica (start(true)).
+  resp_client& sub() { return *sub_; }
+  process::ReplicaSet& set() { return *set_; }
+  /// set().restart_primary(...), then a new connection to the primary (the twin keeps using it).
+  void restart_primary() {
+    set_->restart_primary(process::Shutdown::save, process::Relink::on_their_own);
+    p_.emplace(set_->primary().client());
+  }
   state::Twin& twin() { return *twin_; }
   const model::Dialect& dialect() { return twin_->dialect(); }
   /// The deadline of k's fields (Unix ms).
@@ -129,7 +166,7 @@ class Failover : public expirykit::catch2::FixtureBase {
 
  private:
   std::unique_ptr<process::ReplicaSet> set_;
-  std::optional<resp_client> p_, r_;
+  std::optional<resp_client> p_, r_, sub_;
   std::unique_ptr<state::Twin> twin_;
 };
 
@@ -142,7 +179,7 @@ std::unique_ptr<observe::KeyspaceEvents> listen(expirykit::resp::Client& c) {
 
 }  // namespace
 
-TEST_CASE_METHOD(Failover, "A replica promoted with REPLICAOF NO ONE reclaims the fields past their deadline itself",
+TEST_CASE_METHOD(Topology, "A replica promoted with REPLICAOF NO ONE reclaims the fields past their deadline itself",
                  "[durability][replica][failover]") {
   start();
   const auto base = observe::Counters::read(replica(), dialect());
@@ -160,7 +197,7 @@ TEST_CASE_METHOD(Failover, "A replica promoted with REPLICAOF NO ONE reclaims th
   CHECK(primary()("EXISTS", "g", "k") == Reply::integer(2));
 }
 
-TEST_CASE_METHOD(Failover, "FAILOVER: the new primary reclaims the fields past their deadline, the old one runs its deletions",
+TEST_CASE_METHOD(Topology, "FAILOVER: the new primary reclaims the fields past their deadline, the old one runs its deletions",
                  "[durability][replica][failover]") {
   start();
   const auto base_new = observe::Counters::read(replica(), dialect());
@@ -191,4 +228,55 @@ TEST_CASE_METHOD(Failover, "FAILOVER: the new primary reclaims the fields past t
   follows.counters() = {};
   check_node(primary(), "the old primary (now a replica)", *heard_old,
              replica_events::from_primary_deletions(dialect(), before, m, now, {"h", "g", "k"}), follows, base_old, now);
+}
+
+TEST_CASE_METHOD(Topology,
+                 "A chained replica holds every field and deadline, runs the primary's deletions, and follows a "
+                 "restarted primary",
+                 "[durability][replica][chained]") {
+  start(true);
+  {
+    const auto diffs = state::diff(state::Snapshot::take(primary(), "primary"), state::Snapshot::take(sub(), "sub-replica"));
+    INFO("the sub-replica against the primary (deadlines to the millisecond, HLEN with the unreclaimed fields):\n"
+         << replica_cases::lines(diffs));
+    CHECK(diffs.empty());
+  }
+  const auto base_replica = observe::Counters::read(replica(), dialect());
+  const auto base_sub = observe::Counters::read(sub(), dialect());
+  auto heard_replica = listen(replica());
+  auto heard_sub = listen(sub());
+  const model::Keyspace before = twin().model();
+  twin().set_active_expire(true);
+  wait_reclaimed(primary(), "the primary");
+  set().sync();
+  const int64_t now = time_ms(primary()("TIME"));
+  model::Keyspace follows = reclaimed(now);
+  (void)follows.take_events();
+  follows.counters() = {};
+  // Both replicas, the chained one too, run the primary's deletions and count none of them.
+  const auto want = replica_events::from_primary_deletions(dialect(), before, follows, now, {"h", "g", "k"});
+  check_node(replica(), "the replica", *heard_replica, want, follows, base_replica, now);
+  check_node(sub(), "the sub-replica", *heard_sub, want, follows, base_sub, now);
+  // The primary restarts from its RDB; the replica reconnects on its own and the sub-replica
+  // follows it (a partial resync where the primary kept its replication ID, else a full one).
+  restart_primary();
+  // Writes after the restart reach the sub-replica through the relinked chain: each reply checked
+  // by a twin of the restarted primary, whose model is what it loaded.
+  state::Twin after(primary(), dialect(), twin_options());
+  after.model() = follows.loaded(time_ms(primary()("TIME")));
+  for (const char* line : {"HPEXPIRE h 700000 FIELDS 1 b", "HSETEX n PX 900000 FIELDS 1 q 1", "HPERSIST h FIELDS 1 c"}) {
+    const auto st = after.run(replica_cases::words(line));
+    INFO(st.describe());
+    CHECK(st.ok);
+  }
+  set().sync();
+  const int64_t later = time_ms(primary()("TIME"));
+  const auto m = state::Snapshot::of_model(after.model(), later);
+  for (auto* who : {"primary", "sub-replica"}) {
+    auto& c = std::string(who) == "primary" ? primary() : sub();
+    const auto diffs = state::diff(m, state::Snapshot::take(c, who));
+    INFO("after the primary's restart and three writes, the " << who << " against the model:\n"
+                                                              << replica_cases::lines(diffs));
+    CHECK(diffs.empty());
+  }
 }
