@@ -19,9 +19,13 @@
 //     server clock until it has passed: later commands meet logically expired, unreclaimed
 //     fields (what a server without lazy expiry must still propagate right);
 //  2. every replica caught up (replication offsets): primary vs model, each replica vs primary,
-//     logically expired fields counted (HLEN);
+//     logically expired fields counted (HLEN); and each replica's expiry counters (INFO stats
+//     expired_fields / expired_subkeys and expired_keys) where they were when the case started:
+//     a replica expires nothing itself, it applies its primary's deletions (live Valkey 9.1.2,
+//     Redis 8.0.6 and 8.6.3: suites/durability/replica.cpp, topology.cpp);
 //  3. with pause_active_expiry: active expiry back on, the primary reclaims (polled until it
-//     holds what the model holds after reclamation, at most `reclaim_bound`), replicas vs primary;
+//     holds what the model holds after reclamation, at most `reclaim_bound`), replicas vs primary
+//     and their expiry counters as in 2;
 //  4. RDB: SAVE on the primary, its dump.rdb copied into the loader's directory and loaded with
 //     DEBUG RELOAD NOSAVE: loader vs the model after a load (Keyspace::loaded: due fields, due
 //     keys and empty hashes gone), polled while the loader's active expiry reclaims;
@@ -51,6 +55,7 @@
 #include <thread>
 #include <vector>
 
+#include <expirykit/observe/counters.hpp>
 #include <expirykit/process/replica_set.hpp>
 #include <expirykit/state/history.hpp>
 #include <expirykit/state/replica_triggers.hpp>
@@ -188,6 +193,12 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
       if (const auto* k = known_issues::find(t.id); k && k->covers(*opt.server)) triggers.push_back(&t);
   std::set<std::string> excused;
   int64_t last_now = twin.server_time();
+  // Each replica's expiry counters as the case starts (stage 2 compares them).
+  std::vector<observe::Counters> replica_base;
+  for (std::size_t i = 0; i < set.replica_count(); ++i) {
+    auto rc = set.replica(i).client();
+    replica_base.push_back(observe::Counters::read(rc, twin.dialect()));
+  }
 
   // 1. the commands, checked reply by reply
   for (const auto& c : cmds) {
@@ -237,7 +248,10 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
   }
 
   // 2. replicas caught up; primary vs model, replicas vs primary (logically expired counted)
-  auto compare_replicas = [&](const std::string& when) {
+  // `counters`: also each replica's expiry counters against replica_base (not after a restart:
+  // Relink::now makes each replica a primary for a moment, REPLICAOF NO ONE, when its own active
+  // expiry may reclaim what is due, as a promoted replica must).
+  auto compare_replicas = [&](const std::string& when, bool counters = true) {
     const long long off = set.sync();
     script << "# every replica applied the stream (offset " << off << ")\nWAIT " << set.replica_count() << " 0\n";
     Snapshot p = Snapshot::take(pc, "primary");
@@ -250,6 +264,18 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
       for (const auto& k : excused) r.keys.erase(k);
       ok = stage(name + " vs primary " + when + (excused.empty() ? "" : " (known issues excuse " + std::to_string(excused.size()) + " key(s))"),
                  diff(p, r));
+      if (!ok || !counters) continue;
+      const auto c = observe::Counters::read(rc, twin.dialect());
+      std::vector<std::string> moved;
+      auto one = [&](const std::string& stat, int64_t before, int64_t now) {
+        if (now != before)
+          moved.push_back("INFO stats " + stat + " " + std::to_string(before) + " as the case started, " +
+                          std::to_string(now) + " now (a replica expires nothing itself: it applies its primary's deletions)");
+      };
+      one(twin.dialect().info_expired_fields_stat, replica_base[i].expired_fields, c.expired_fields);
+      one("expired_keys", replica_base[i].expired_keys, c.expired_keys);
+      script << "# " << name << ": INFO stats " << twin.dialect().info_expired_fields_stat << " and expired_keys as the case started\n";
+      ok = stage(name + "'s expiry counters " + when, moved);
     }
     return ok;
   };
@@ -362,7 +388,7 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
                   (excused.empty() ? std::string() : " (known issues excuse " + std::to_string(excused.size()) + " key(s))"),
               detail::converge(pc, expected, "primary from AOF", opt.reclaim_bound, excused)) &&
         dc.restart_primary)
-      compare_replicas("after the primary restarted");
+      compare_replicas("after the primary restarted", false);
   }
   } catch (const std::exception& e) {
     if (failure.empty()) res.summary = std::string("a durability step failed: ") + e.what();
