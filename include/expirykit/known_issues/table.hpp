@@ -44,6 +44,33 @@
 
 namespace expirykit::known_issues {
 
+namespace detail {
+/// The row of `flavor` from `from` on: active expiry that finds a hash past its key TTL reclaims
+/// its due fields before the key, those due at or after the key's TTL included (Valkey 9.1.2 and
+/// Redis 8.0.6 / 8.6.3 alike, live 2026-12-06: suites/semantics/effects.cpp).
+inline KnownIssue fields_past_key_ttl(server::Flavor flavor, server::Version from) {
+  const std::string prefix = flavor == server::Flavor::valkey ? "valkey" : "redis";
+  return {prefix + "-active-expiry-fields-past-key-ttl", flavor, from, std::nullopt, "unreported",
+          "active expiry that resumes after a hash's key TTL and some of its field deadlines have passed reclaims "
+          "every due field first (hexpired, expired_fields + 1 each), then expires the key: fields due at or after "
+          "the key's own TTL are counted and notified although the key's TTL fired first and took them (specified: "
+          "`expired` alone, expired_fields + 0, as when active expiry runs at the key's deadline)",
+          "CONFIG SET notify-keyspace-events KEA   # another connection: PSUBSCRIBE __keyevent@0__:*\n"
+          "DEBUG SET-ACTIVE-EXPIRE 0\n"
+          "HSET k a 1 b 2\n"
+          "PEXPIRE k 100\n"
+          "HPEXPIRE k 200 FIELDS 1 a           # a is due 100 ms after the key\n"
+          "# wait 300 ms\n"
+          "DEBUG SET-ACTIVE-EXPIRE 1\n"
+          "# wait 300 ms; the subscriber heard hexpired k, then expired k (specified: expired k alone)\n"
+          "INFO stats                          # expired_fields (expired_subkeys) 1 (specified: 0), expired_keys 1",
+          {},
+          {},
+          {},
+          {}};
+}
+}  // namespace detail
+
 inline const std::vector<KnownIssue>& table() {
   using server::Flavor;
   using server::Version;
@@ -385,6 +412,8 @@ inline const std::vector<KnownIssue>& table() {
        model::Defects{.hsetex_keepttl_keeps_expired_deadline = true},
        {},
        {}},
+      detail::fields_past_key_ttl(Flavor::valkey, Version{9, 0, 0}),
+      detail::fields_past_key_ttl(Flavor::redis, Version{8, 0, 0}),
   };
   return rows;
 }
