@@ -180,9 +180,9 @@ class Keyspace {
   /// (`expired`, expired_keys + 1) with the fields it still holds, also those whose deadline was
   /// its own or later, which never expired as fields (valkey-hfe.md §11: "If the key TTL fires
   /// first, the whole hash is deleted with an expired event; expired_keys +1 and expired_fields
-  /// +0"). Valkey 9.1.2 and Redis 8.0.6 / 8.6.3 reclaim those fields first when their active
-  /// expiry resumes after both deadlines passed (known_issues/table.hpp,
-  /// *-active-expiry-fields-past-key-ttl). A hash that was already empty (Valkey's COPY of an
+  /// +0"). When their active expiry resumes after both passed, Valkey 9.1.2 and Redis 8.0.6 /
+  /// 8.6.3 take either the fields or the key first, whichever their cycle reaches first
+  /// (known_issues/table.hpp, *-active-expiry-key-ttl-order). A hash that was already empty (Valkey's COPY of an
   /// all-expired hash, see dialect.hpp) is left alone. Every database (MOVE, SWAPDB). Returns the
   /// number of fields removed. The order of events between keys is the server's (not modelled):
   /// compare per key.
