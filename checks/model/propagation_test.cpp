@@ -163,20 +163,48 @@ TEST_CASE("expiry_propagated: fields reclaimed past their deadline, as each dial
           lines({"MULTI", "HDEL h a", "HDEL h b", "EXEC"}));
     CHECK(expirykit::model::expiry_propagated(r, before, s.ks, "h") == lines({"HDEL h a", "HDEL h b"}));
   }
-  // A key that went by its own key TTL is no field reclamation (the server writes DEL/UNLINK of
-  // the key); a field without a deadline is never reclaimed; a key of another type after, nothing.
-  {
-    Session s(v);
-    s.run("HSET h a 1 b 2");
-    s.run("HPEXPIRE h 100 FIELDS 1 a");
-    s.run("PEXPIRE h 150");
-    const auto before = s.ks;
-    s.ks.reclaim(T0 + 200);
-    REQUIRE(s.ks.raw("h") == nullptr);
-    CHECK(expirykit::model::expiry_propagated(v, before, s.ks, "h").empty());
-    Session other(v);
-    other.run("SET h x");
-    CHECK(expirykit::model::expiry_propagated(v, before, other.ks, "h").empty());
+  // A key that went by its own key TTL: the fields due before it went as fields (their HDEL; the
+  // key's own deletion is the server's DEL/UNLINK, not modelled), those due at or after it went
+  // with the key (nothing); a hash whose every field fell due before its key TTL emptied (the
+  // emptied form); a field without a deadline is never reclaimed; a key of another type after,
+  // nothing.
+  for (const auto& d : {v, r}) {
+    CAPTURE(d.name);
+    {
+      Session s(d);
+      s.run("HSET h a 1 b 2");
+      s.run("HPEXPIRE h 100 FIELDS 1 a");  // before the key
+      s.run("PEXPIRE h 150");
+      const auto before = s.ks;
+      s.ks.reclaim(T0 + 200);
+      REQUIRE(s.ks.raw("h") == nullptr);
+      CHECK(expirykit::model::expiry_propagated(d, before, s.ks, "h") == lines({"HDEL h a"}));
+      Session other(d);
+      other.run("SET h x");
+      CHECK(expirykit::model::expiry_propagated(d, before, other.ks, "h").empty());
+    }
+    {
+      Session s(d);
+      s.run("HSET h a 1 b 2");
+      s.run("HPEXPIRE h 150 FIELDS 1 a");  // at the key's deadline: the key takes it
+      s.run("PEXPIRE h 150");
+      const auto before = s.ks;
+      s.ks.reclaim(T0 + 200);
+      REQUIRE(s.ks.raw("h") == nullptr);
+      CHECK(expirykit::model::expiry_propagated(d, before, s.ks, "h").empty());
+    }
+    {
+      Session s(d);
+      s.run("HSET h a 1 b 2");
+      s.run("HPEXPIRE h 100 FIELDS 2 a b");  // every field before the key: the hash empties
+      s.run("PEXPIRE h 150");
+      const auto before = s.ks;
+      s.ks.reclaim(T0 + 200);
+      REQUIRE(s.ks.raw("h") == nullptr);
+      CHECK(expirykit::model::expiry_propagated(d, before, s.ks, "h") ==
+            (d.propagation.expiry_hdel_per_field ? lines({"HDEL h a", "HDEL h b"})
+                                                 : lines({"MULTI", "HDEL h a b", "UNLINK h", "EXEC"})));
+    }
   }
   // Nothing reclaimed, nothing written; a key that is no hash, nothing.
   Session s(v);

@@ -283,14 +283,14 @@ namespace {
 class KeyAndFieldTtls : public Effects {
  protected:
   /// With active expiry off: runs `lines` (absolute times written "@T+n": the server's time now
-  /// plus 300 ms plus n) on an empty keyspace, waits on the server clock until @T + `wait_ms` has
+  /// plus 1 s plus n; REQUIREs that the lines ran before @T) on an empty keyspace, waits on the server clock until @T + `wait_ms` has
   /// passed, switches active expiry back on and polls (another connection, up to 5 s) until the
   /// keyspace is empty again (the `keys` the lines made are gone); then the model reclaims.
   /// `before_resume` runs just before active expiry goes back on.
   void resume_after(const std::vector<std::string>& lines, int64_t wait_ms, const std::vector<std::string>& keys,
                     const std::function<void()>& before_resume = {}) {
     REQUIRE(twin().set_active_expire(false) == Reply::ok());
-    const int64_t t = twin().server_time() + 300;
+    const int64_t t = twin().server_time() + 1000;
     for (auto line : lines) {
       for (std::size_t at; (at = line.find("@T+")) != std::string::npos;) {
         std::size_t end = at + 3;
@@ -299,6 +299,10 @@ class KeyAndFieldTtls : public Effects {
       }
       step(line);
     }
+    // Every deadline was still ahead when the lines ran (else a command that set a past one
+    // deleted at once, and active expiry had nothing to do).
+    INFO("the lines' last command ran at " << twin().history().back().after_ms << ", @T is " << t);
+    REQUIRE(twin().history().back().after_ms < t);
     REQUIRE(twin().wait_until_past(t + wait_ms) > t + wait_ms);
     if (before_resume) before_resume();
     active_expire_on();

@@ -419,9 +419,9 @@ inline const std::vector<KnownIssue>& table() {
        model::Defects{.hsetex_keepttl_keeps_expired_deadline = true},
        {},
        {}},
-      detail::key_ttl_order(Flavor::valkey, Version{9, 0, 0}),
-      detail::key_ttl_order(Flavor::redis, Version{8, 0, 0}),
-      {"redis-pause-hmget-notifies-hexpired", Flavor::redis, Version{8, 0, 0}, std::nullopt, "unreported",
+      detail::key_ttl_order(Flavor::valkey, Version{9, 1, 2}),
+      detail::key_ttl_order(Flavor::redis, Version{8, 0, 6}),
+      {"redis-pause-hmget-notifies-hexpired", Flavor::redis, Version{8, 0, 6}, std::nullopt, "unreported",
        "HMGET naming a logically expired field while writes are paused (CLIENT PAUSE WRITE) notifies hexpired "
        "although nothing is deleted (the field stays stored, HLEN and expired_subkeys unchanged); after the pause "
        "active expiry deletes it and notifies hexpired again (HGET notifies nothing during the pause)",

@@ -296,9 +296,12 @@ inline std::optional<std::vector<resp::Argv>> propagated(const Dialect& d, const
 /// fields), alone for active expiry. Valkey: `HDEL key f1 f2 ...`, and `MULTI`, that HDEL,
 /// `UNLINK key`, `EXEC` when `after` lacks the key (UNLINK under lazyfree-lazy-expire yes, the
 /// default; DEL under no: docs/semantics/valkey-hfe.md). Live Valkey 9.1.2, Redis 8.0.6 and 8.6.3
-/// (AOF increment, 2026-12-05). Empty when nothing was reclaimed, when `key` is no hash in
-/// `before` or another type in `after`, and when the key went by a key TTL of its own (the server
-/// writes a DEL or UNLINK of the key then, not modelled here). The server names the fields in its
+/// (AOF increment, 2026-12-05). A hash with a key TTL that `after` lacks lost as fields only those
+/// due before its key TTL (Keyspace::reclaim, in logical time): if that was every field, the hash
+/// emptied (the forms above); else only their HDEL, and the key went by its TTL with the rest (the
+/// server writes a DEL or UNLINK of the key then, not modelled here). Empty when nothing was
+/// reclaimed as a field, and when `key` is no hash in `before` or another type in `after`. The
+/// server names the fields in its
 /// hash's order: compare through canonical_deletions(). Valkey's active expiry may split many
 /// fields over batches, one HDEL each, which canonical_deletions() does not merge: keep the
 /// fields of a case on one deadline.
@@ -308,11 +311,14 @@ inline std::vector<resp::Argv> expiry_propagated(const Dialect& d, const Keyspac
   if (!b || !b->is_hash()) return {};
   const Entry* a = after.raw(key);
   const bool gone = !a;
-  if ((a && !a->is_hash()) || (gone && b->expire_ms)) return {};
+  if (a && !a->is_hash()) return {};
   std::vector<std::string> fields;
   for (const auto& [f, fld] : b->hash().fields)
-    if (fld.expire_ms && (gone || !a->hash().fields.count(f))) fields.push_back(f);
+    if (fld.expire_ms && (gone ? !b->expire_ms || *fld.expire_ms < *b->expire_ms : !a->hash().fields.count(f)))
+      fields.push_back(f);
   if (fields.empty()) return {};
+  // Gone by its fields (emptied), not by its key TTL with fields left.
+  const bool emptied = gone && fields.size() == b->hash().fields.size();
   std::vector<resp::Argv> out;
   if (d.propagation.expiry_hdel_per_field) {
     const bool wrapped = by_command && fields.size() > 1;
@@ -323,7 +329,7 @@ inline std::vector<resp::Argv> expiry_propagated(const Dialect& d, const Keyspac
   }
   resp::Argv hdel{"HDEL", key};
   hdel.insert(hdel.end(), fields.begin(), fields.end());
-  if (!gone) return {hdel};
+  if (!emptied) return {hdel};
   return {{"MULTI"}, hdel, {"UNLINK", key}, {"EXEC"}};
 }
 
