@@ -56,6 +56,21 @@ class Topology : public expirykit::catch2::FixtureBase {
  protected:
   using resp_client = expirykit::resp::Client;
 
+  /// After the test: each node still runs and answers PING, else the test fails with its exit
+  /// status and log tail (FixtureBase::nodes_answer), named by the role it started in.
+  ~Topology() override {
+    if (!set_) return;
+    try {
+      std::vector<process::Server*> nodes{&set_->primary()};
+      for (std::size_t i = 0; i < set_->replica_count(); ++i) nodes.push_back(&set_->replica(i));
+      nodes_answer(nodes, [this](process::Server& s) {
+        if (&s == &set_->primary()) return std::string("the node started as the primary");
+        return std::string(&s == &set_->replica(0) ? "the node started as the replica" : "the sub-replica");
+      });
+    } catch (...) {
+    }
+  }
+
   const expirykit::server::Identity& identity() override {
     if (!p_) FAIL("identity() before start(): no servers yet");
     return probe_identity(*p_);
