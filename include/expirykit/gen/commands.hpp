@@ -366,7 +366,7 @@ inline rc::Gen<Argv> near_ttl_command(const model::Dialect& d) {
 /// few ms (near_ttl_command); otherwise as sequence().
 inline rc::Gen<std::vector<Argv>> sequence_with_near_ttls(const model::Dialect& d, int max_len = 40, int near_every = 6) {
   auto one = rc::gen::weightedOneOf<Argv>({{static_cast<std::size_t>(near_every - 1), command(d)}, {1, near_ttl_command(d)}});
-  return once(rc::gen::nonEmpty(once(rc::gen::resize(max_len, rc::gen::container<std::vector<Argv>>(one)))));
+  return once(rc::gen::nonEmpty(rc::gen::resize(max_len, rc::gen::container<std::vector<Argv>>(one))));
 }
 
 /// The commands a transaction or the sequence script batches: the hash, field TTL and key
@@ -389,7 +389,7 @@ inline rc::Gen<std::vector<Argv>> chunk(const model::Dialect& d) {
     rc::Gen<std::vector<Argv>> batch;
   };
   auto p = std::make_shared<const Parts>(
-      Parts{command(d), rc::gen::resize(4, once(rc::gen::nonEmpty(once(rc::gen::container<std::vector<Argv>>(batchable_command(d))))))});
+      Parts{command(d), rc::gen::resize(4, once(rc::gen::nonEmpty(rc::gen::container<std::vector<Argv>>(batchable_command(d)))))});
   return full(exec_once([p] {
     static const auto kinds = rc::gen::weightedElement<int>({{23, 0}, {1, 1}, {1, 2}});
     const int kind = *kinds;
@@ -408,7 +408,7 @@ inline rc::Gen<std::vector<Argv>> chunk(const model::Dialect& d) {
 /// (lengths spread over the whole range from the first test on; shrinking removes any step,
 /// not only the last ones, and simplifies the rest).
 inline rc::Gen<std::vector<Argv>> sequence(const model::Dialect& d, int max_len = 40) {
-  return once(rc::gen::map(rc::gen::nonEmpty(once(rc::gen::resize(max_len, rc::gen::container<std::vector<std::vector<Argv>>>(chunk(d))))),
+  return once(rc::gen::map(rc::gen::nonEmpty(rc::gen::resize(max_len, rc::gen::container<std::vector<std::vector<Argv>>>(chunk(d)))),
                            [](std::vector<std::vector<Argv>> chunks) {
                              std::vector<Argv> out;
                              for (auto& c : chunks) out.insert(out.end(), std::make_move_iterator(c.begin()), std::make_move_iterator(c.end()));

@@ -182,10 +182,10 @@ class Keyspace {
   /// first, the whole hash is deleted with an expired event; expired_keys +1 and expired_fields
   /// +0"). When their active expiry resumes after both passed, Valkey 9.1.2 and Redis 8.0.6 /
   /// 8.6.3 take either the fields or the key first, whichever their cycle reaches first
-  /// (known_issues/table.hpp, *-active-expiry-key-ttl-order). A hash that was already empty (Valkey's COPY of an
-  /// all-expired hash, see dialect.hpp) is left alone. Every database (MOVE, SWAPDB). Returns the
-  /// number of fields removed. The order of events between keys is the server's (not modelled):
-  /// compare per key.
+  /// (known_issues/table.hpp, *-active-expiry-key-ttl-order). A hash that was already empty
+  /// (Valkey's COPY of an all-expired hash, see dialect.hpp) is left alone. Every database (MOVE,
+  /// SWAPDB). Returns the number of fields removed. The order of events between keys is the
+  /// server's (not modelled): compare per key.
   std::size_t reclaim(int64_t now_ms, char field_class = 'x') {
     std::size_t removed = reclaim_db(keys_, 0, now_ms, field_class);
     for (auto& [n, m] : other_) removed += reclaim_db(m, n, now_ms, field_class);

@@ -301,10 +301,9 @@ inline std::optional<std::vector<resp::Argv>> propagated(const Dialect& d, const
 /// emptied (the forms above); else only their HDEL, and the key went by its TTL with the rest (the
 /// server writes a DEL or UNLINK of the key then, not modelled here). Empty when nothing was
 /// reclaimed as a field, and when `key` is no hash in `before` or another type in `after`. The
-/// server names the fields in its
-/// hash's order: compare through canonical_deletions(). Valkey's active expiry may split many
-/// fields over batches, one HDEL each, which canonical_deletions() does not merge: keep the
-/// fields of a case on one deadline.
+/// server names the fields in its hash's order: compare through canonical_deletions(). Valkey's
+/// active expiry may split many fields over batches, one HDEL each, which canonical_deletions()
+/// does not merge: keep the fields of a case on one deadline.
 inline std::vector<resp::Argv> expiry_propagated(const Dialect& d, const Keyspace& before, const Keyspace& after,
                                                  const std::string& key, bool by_command = false) {
   const Entry* b = before.raw(key);
