@@ -271,11 +271,16 @@ inline rc::Gen<Argv> key_command() {
 }
 
 /// The commands around hashes: HRANDFIELD (every count form), HSCAN 0, UNLINK, DBSIZE,
-/// OBJECT ENCODING, MOVE / COPY ... DB to db 1, SWAPDB 0 1 (which brings keys back), DUMP, and
-/// RESTORE of a key's DUMP payload (named `@dump:<key>`, resolved by state::Twin).
+/// OBJECT ENCODING, MOVE / COPY ... DB to db 1, SWAPDB 0 1 (which brings keys back), DUMP,
+/// RESTORE of a key's DUMP payload (named `@dump:<key>`, resolved by state::Twin), and now and
+/// then FLUSHALL or FLUSHDB, SYNC, ASYNC or neither (volatile fields flushed, lazily freed,
+/// must not come back nor expire later: issue 22).
 inline rc::Gen<Argv> around_command() {
   return full(exec_once([] {
-    static const auto forms = rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {2, 2}, {1, 3}, {3, 4}, {2, 5}, {2, 6}, {1, 7}, {3, 8}, {4, 9}});
+    static const auto forms =
+        rc::gen::weightedElement<int>({{6, 0}, {3, 1}, {2, 2}, {1, 3}, {3, 4}, {2, 5}, {2, 6}, {1, 7}, {3, 8}, {4, 9}, {1, 10}});
+    static const auto flushes = rc::gen::elementOf(std::vector<Argv>{
+        {"FLUSHALL", "ASYNC"}, {"FLUSHALL", "SYNC"}, {"FLUSHALL"}, {"FLUSHDB", "ASYNC"}, {"FLUSHDB"}});
     static const auto counts = rc::gen::elementOf(std::vector<std::string>{"0", "1", "2", "5", "-1", "-3", "-6", "x"});
     static const auto withvalues = rc::gen::weightedElement<std::string>({{9, "WITHVALUES"}, {1, "VALUES"}});
     static const auto scan_counts = rc::gen::elementOf(std::vector<std::string>{"1", "10", "0"});
@@ -309,6 +314,7 @@ inline rc::Gen<Argv> around_command() {
       }
       case 7: return Argv{"SWAPDB", "0", "1"};
       case 8: return Argv{"DUMP", k};
+      case 10: return *flushes;
       default: {
         // The payload of DUMP <source> taken when the command runs (state::Twin::dump_ref).
         // TTLs far or clearly past (ABSTTL 1), never near "now".
