@@ -156,6 +156,10 @@ inline constexpr Variable variables[] = {
      "CMakeLists.txt, checks/docs/CMakeLists.txt"},
     {"EXPIRYKIT_UNITY", Readers::cmake, "`ON` or `OFF`", "`ON`", "each test binary's sources as one unity TU",
      "CMakeLists.txt, checks/docs/CMakeLists.txt"},
+    {"EXPIRYKIT_JEMALLOC", Readers::cmake, "`ON` or `OFF`", "`ON`",
+     "the kit's own test and bench binaries link jemalloc when pkg-config finds it and EXPIRYKIT_SANITIZE is empty "
+     "(the checker spends about a fifth of its CPU in malloc; bench/RESULTS.md 9.6)",
+     "CMakeLists.txt"},
     {"EXPIRYKIT_CHECK_AREAS", Readers::cmake, "a `;`-list of checks/ folders", "all", "the check binaries to build",
      "checks/CMakeLists.txt, ci/test"},
     {"EXPIRYKIT_CHECK_HEADERS", Readers::cmake, "`ON` or `OFF`", "`ON`", "build check_headers (every public header on its own; the TU of all of them together is built anyway)",

@@ -51,16 +51,16 @@ struct Counters {
                         int db, const std::string& address) {
     for (const auto* x : {&stats_reply, &keyspace_reply})
       if (!x->is_string()) throw std::runtime_error(address + ": INFO failed: " + x->to_string());
-    const auto stats = server::Info::parse(stats_reply.str());
-    const auto ks = server::Info::parse(keyspace_reply.str());
-    if (!stats.has(d.info_expired_fields_stat))
+    using server::Info;
+    const std::string_view stats = stats_reply.str(), ks = keyspace_reply.str();
+    if (!Info::find(stats, d.info_expired_fields_stat))
       throw std::runtime_error("INFO stats has no " + d.info_expired_fields_stat + " (dialect " + d.name + ")");
     Counters out;
-    out.expired_fields = stats.get_int(d.info_expired_fields_stat);
-    out.expired_keys = stats.get_int("expired_keys");
-    out.keys = ks.keyspace("keys", db);
-    out.expires = ks.keyspace("expires", db);
-    out.volatile_keys = ks.keyspace(d.info_keyspace_volatile, db);
+    out.expired_fields = Info::find_int(stats, d.info_expired_fields_stat);
+    out.expired_keys = Info::find_int(stats, "expired_keys");
+    out.keys = Info::find_keyspace(ks, "keys", db);
+    out.expires = Info::find_keyspace(ks, "expires", db);
+    out.volatile_keys = Info::find_keyspace(ks, d.info_keyspace_volatile, db);
     out.volatile_keys_max = out.volatile_keys;
     return out;
   }

@@ -201,6 +201,12 @@ class Client {
     if (redisAppendCommandArgv(ctx_.get(), static_cast<int>(argv.size()), ptrs.data(), lens.data()) != REDIS_OK)
       fail("cannot queue command");
   }
+  /// Writes the commands append() queued now, without reading (read() reads their replies
+  /// later, in order). Throws ConnectionError on I/O failure.
+  void send() {
+    check_open();
+    flush();
+  }
   /// Flushes queued commands and reads the next reply (blocking, up to command_timeout).
   Reply read() {
     check_open();

@@ -51,6 +51,37 @@ class Info {
     return parse(r.str());
   }
 
+  /// The value of the first line "<key>:<value>" of INFO text `text`, or nullopt, without
+  /// parsing the rest: for a caller that reads a few fields of every reply (observe::Counters,
+  /// twice per sequence of the main property, where parse() cost 4 % of the checker's CPU).
+  /// The same as parse(text).get(key) where keys are unique (INFO stats, INFO keyspace); of a
+  /// key twice, parse() keeps the last line and get() looks through sections in name order.
+  static std::optional<std::string_view> find(std::string_view text, std::string_view key) {
+    while (!text.empty()) {
+      const auto nl = text.find('\n');
+      std::string_view line = text.substr(0, nl);
+      text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      if (line.size() > key.size() && line[key.size()] == ':' && line.substr(0, key.size()) == key)
+        return line.substr(key.size() + 1);
+    }
+    return std::nullopt;
+  }
+  /// find() as an integer; `fallback` if absent. Throws std::runtime_error if present but not
+  /// an integer.
+  static long long find_int(std::string_view text, std::string_view key, long long fallback = 0) {
+    const auto v = find(text, key);
+    return v ? to_int(key, std::string(*v)) : fallback;
+  }
+  /// A field of db<N>'s line in INFO keyspace text `text` (as keyspace()); 0 when absent.
+  static long long find_keyspace(std::string_view text, std::string_view field, int db = 0) {
+    const auto v = find(text, "db" + std::to_string(db));
+    if (!v) return 0;
+    const auto f = keyspace_fields(*v);
+    const auto it = f.find(field);
+    return it == f.end() ? 0 : it->second;
+  }
+
   /// The value of `key` in any section (first match), or nullopt.
   std::optional<std::string> get(std::string_view key) const {
     for (const auto& [_, s] : sections_)
@@ -61,14 +92,7 @@ class Info {
   /// Throws std::runtime_error if present but not an integer.
   long long get_int(std::string_view key, long long fallback = 0) const {
     auto v = get(key);
-    if (!v) return fallback;
-    try {
-      std::size_t pos = 0;
-      long long n = std::stoll(*v, &pos);
-      if (pos == v->size()) return n;
-    } catch (const std::exception&) {
-    }
-    throw std::runtime_error("INFO field " + std::string(key) + " is not an integer: " + *v);
+    return v ? to_int(key, *v) : fallback;
   }
   bool has(std::string_view key) const { return get(key).has_value(); }
   const Section* section(std::string_view name) const {
@@ -105,6 +129,16 @@ class Info {
   }
 
  private:
+  static long long to_int(std::string_view key, const std::string& v) {
+    try {
+      std::size_t pos = 0;
+      long long n = std::stoll(v, &pos);
+      if (pos == v.size()) return n;
+    } catch (const std::exception&) {
+    }
+    throw std::runtime_error("INFO field " + std::string(key) + " is not an integer: " + v);
+  }
+
   std::map<std::string, Section> sections_;
 };
 

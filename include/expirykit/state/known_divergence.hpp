@@ -108,13 +108,45 @@ inline model::Dialect with_defect(const model::Dialect& d, const known_issues::K
   return out;
 }
 
+namespace detail {
+/// known_issues::recognisable_issues(server), kept for the last flavor and version asked: a
+/// twin asks for every step, up to three times (the table is fixed, a row covers a server by
+/// flavor and version only).
+inline const std::vector<const known_issues::KnownIssue*>& recognisable_rows(const server::Identity& server) {
+  thread_local struct {
+    bool set = false;
+    server::Flavor flavor = server::Flavor::valkey;
+    server::Version version;
+    std::vector<const known_issues::KnownIssue*> rows;
+  } last;
+  if (!last.set || last.flavor != server.flavor || last.version != server.version) {
+    last.rows = known_issues::recognisable_issues(server);
+    last.flavor = server.flavor;
+    last.version = server.version;
+    last.set = true;
+  }
+  return last.rows;
+}
+}  // namespace detail
+
 /// The rows of known_issues/table.hpp covering `server` that can show in a step running `argv`
-/// (or the commands of `batch`), in table order.
+/// (or the commands of `batch`), in table order: those whose KnownIssue::concerns() holds.
 inline std::vector<const known_issues::KnownIssue*> known_issues_for_step(const server::Identity& server, const Argv& argv,
                                                                     const std::vector<Argv>& batch) {
   std::vector<const known_issues::KnownIssue*> out;
-  for (const auto* k : known_issues::recognisable_issues(server))
-    if (k->concerns(argv, batch)) out.push_back(k);
+  const auto& rows = detail::recognisable_rows(server);
+  if (rows.empty()) return out;
+  std::vector<std::string> names;  // upper-cased once, not once per row
+  names.reserve(1 + batch.size());
+  if (!argv.empty()) names.push_back(model::upper(argv[0]));
+  for (const auto& a : batch)
+    if (!a.empty()) names.push_back(model::upper(a[0]));
+  for (const auto* k : rows)
+    for (const auto& n : names)
+      if (std::find(k->commands.begin(), k->commands.end(), n) != k->commands.end()) {
+        out.push_back(k);
+        break;
+      }
   return out;
 }
 

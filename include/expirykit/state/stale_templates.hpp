@@ -83,6 +83,14 @@ class StaleTemplates {
   /// clock was past when prepare() or resolve() returned; 0 before any was made.
   int64_t waited_until_ms() const { return waited_until_ms_; }
 
+  /// Whether prepare() for the server at `address` (its side connection's) would make a
+  /// template: one of `cmds` names one not made there yet.
+  bool missing(const std::string& address, const std::vector<resp::Argv>& cmds) const {
+    for (const auto& a : cmds)
+      if (stale_fields(a) && !made_.count(address + " " + a[3])) return true;
+    return false;
+  }
+
   /// Makes, in one round trip and one wait, the templates the `@stale:` references of `cmds`
   /// name that `side`'s server has none of yet.
   void prepare(resp::Client& side, const std::vector<resp::Argv>& cmds) {

@@ -131,6 +131,7 @@ class Twin {
   /// Changes the notify-keyspace-events flags of an observing twin (e.g. one class only, to
   /// check classes: effects.hpp). No-op when not observing.
   void set_event_flags(const std::string& flags) {
+    finish_begin();
     if (auto* e = listeners_.event_listener()) e->set_flags(*c_, flags);
   }
   bool observing_counters() const { return counters_.on(); }
@@ -139,6 +140,7 @@ class Twin {
   /// mode, REDIRECT to a connection of the twin's own) sends for the twin's connection
   /// (model/tracking.hpp); a mismatch makes the step fail. Throws like observe::Tracking.
   void observe_tracking() {
+    finish_begin();
     listeners_.listen_tracking(*c_);
     tracking_model_ = model::TrackingModel{};
   }
@@ -160,12 +162,16 @@ class Twin {
   /// order of active expiry between keys is the server's). Returns one line per difference;
   /// empty when not observing.
   std::vector<std::string> compare_background_events() {
+    finish_begin();
     const std::string token = "bg" + std::to_string(++marker_seq_);
     if (const auto markers = listeners_.background_markers(token); !markers.empty()) c_->pipeline(markers);
     return background_until(token);
   }
 
-  resp::Client& client() { return *c_; }
+  resp::Client& client() {
+    finish_begin();
+    return *c_;
+  }
   /// Points the twin at another server that shares this model's keyspace: the next commands,
   /// their TIME windows and the read-backs go to `c` (a cluster node: state/cluster_twin.hpp
   /// moves the twin to the node serving each command's slot). The model, history and coverage
@@ -173,6 +179,7 @@ class Twin {
   /// tracking (those observers listen on one connection).
   void use_connection(resp::Client& c) {
     if (&c == c_) return;
+    finish_begin();
     if (tx_) throw std::logic_error("Twin::use_connection inside MULTI: the transaction lives on " + c_->address());
     if (listeners_.any())
       throw std::logic_error("Twin::use_connection while observing events or tracking on " + c_->address());
@@ -211,9 +218,20 @@ class Twin {
   /// server does between them (active expiry) falls outside the base. Throws like
   /// set_event_flags() and observe_counters().
   void begin_sequence(const std::string& event_flags = {});
+  /// begin_sequence(event_flags)'s round trip sent now, its replies read (and the start
+  /// completed) by the next begin_sequence() with the same flags: a property sends it before it
+  /// draws the next sequence, so that the server flushes while the client draws
+  /// (property::check_sequences). Until then send nothing else on this twin; a
+  /// prepare_stale_templates() that makes templates completes it first (and begin_sequence()
+  /// then starts again after them). Throws like begin_sequence().
+  void send_begin_sequence(const std::string& event_flags = {});
+  // (Every public member that sends on a connection of the twin completes such a start first.)
 
   /// The server's clock (TIME), Unix ms.
-  int64_t server_time() { return saw_server_time(time_ms((*c_)("TIME"))); }
+  int64_t server_time() {
+    finish_begin();
+    return saw_server_time(time_ms((*c_)("TIME")));
+  }
 
   /// Runs `argv` on the server (between two TIMEs) and on the model; records the step.
   /// `RESTORE key ttl @dump:<src> ...` names the payload of DUMP <src> taken now (over the
@@ -225,6 +243,7 @@ class Twin {
   static constexpr int64_t max_window_ms = 10000;
 
   Step run(const Argv& argv_in) {
+    finish_begin();
     inflight_ = argv_in;
     InFlight done{inflight_};  // until run() returns, the command counts as sent (sent())
     detail::ModelCommand mc = detail::model_command(stale_fields(argv_in) ? stale_.resolve(side(), ks_, argv_in)
@@ -289,6 +308,8 @@ class Twin {
   /// before flushall() and observe_counters() (property::run_sequence does) so that making them
   /// (database 9, read-back connection) falls outside what a sequence is checked on.
   void prepare_stale_templates(const std::vector<Argv>& cmds) {
+    if (!stale_.missing(c_->address(), cmds)) return;  // side() would complete a begin sent ahead
+    finish_begin();  // a begin_sequence() sent ahead is complete before the templates are made
     stale_.prepare(side(), cmds);
     saw_server_time(stale_.waited_until_ms());
   }
@@ -297,6 +318,7 @@ class Twin {
   /// keys for the tracked connection nor change what a test observes on it. Tests polling the
   /// server while the twin observes tracking should poll over it.
   resp::Client& side() {
+    finish_begin();  // its reads come after a begin_sequence() sent ahead
     auto& side = sides_[c_->address()];
     if (!side.c || !side.c->connected()) side = Side{std::make_unique<resp::Client>(c_->host(), c_->port())};
     return *side.c;
@@ -319,11 +341,15 @@ class Twin {
   /// (server::wait_until_past).
   int64_t wait_until_past(int64_t deadline_ms, int64_t margin_ms = 5,
                           std::chrono::milliseconds limit = std::chrono::seconds(10)) {
+    finish_begin();
     return saw_server_time(server::wait_until_past(*c_, deadline_ms, margin_ms, limit));
   }
 
   /// Active expiry switched off (DEBUG SET-ACTIVE-EXPIRE 0) / on; returns the server's reply.
-  Reply set_active_expire(bool on) { return (*c_)("DEBUG", "SET-ACTIVE-EXPIRE", on ? "1" : "0"); }
+  Reply set_active_expire(bool on) {
+    finish_begin();
+    return (*c_)("DEBUG", "SET-ACTIVE-EXPIRE", on ? "1" : "0");
+  }
 
   /// Model: active expiry fully done at the server's current time.
   /// Its events (hexpired, del, expired) are compared by compare_background_events().
@@ -379,7 +405,25 @@ class Twin {
   /// flushall() with `before` sent ahead of the FLUSHALL, and the counters' base read after it
   /// when `rebase`, then the background markers, in one pipeline on the twin's connection;
   /// returns its replies (`before`'s first).
-  std::vector<Reply> flush(std::vector<Argv> before, bool rebase);
+  std::vector<Reply> flush(std::vector<Argv> before, bool rebase) { return flush_finish(flush_send(std::move(before), rebase)); }
+  /// flush() in two halves: the pipeline sent (the model and history reset), then its replies read.
+  struct PendingFlush {
+    resp::Client* c = nullptr;  ///< the connection it went on
+    std::size_t replies = 0, n_before = 0;
+    bool rebase = false;
+    std::string token;
+  };
+  PendingFlush flush_send(std::vector<Argv> before, bool rebase);
+  std::vector<Reply> flush_finish(const PendingFlush& p);
+  /// A begin_sequence() sent ahead (send_begin_sequence), not yet read.
+  struct PendingBegin {
+    std::string event_flags;
+    bool set_flags = false;
+    PendingFlush flush;
+  };
+  std::optional<PendingBegin> pending_begin_;
+  /// Completes a begin_sequence() sent ahead, if any (its replies read, the counters rebased).
+  void finish_begin();
 
   KeyspaceDiffOptions diff_options(const std::function<bool(const std::string&)>& owns) const {
     KeyspaceDiffOptions o;
@@ -525,7 +569,10 @@ class Twin {
   }
 
   /// A command sent inside MULTI: the server queues it or refuses it now (state/detail/transaction.hpp).
-  Step queue_step(const Argv& argv) { return queued(argv, c_->call(argv)); }
+  Step queue_step(const Argv& argv) {
+    finish_begin();
+    return queued(argv, c_->call(argv));
+  }
   /// The step of a command sent inside the open transaction, which the server answered `server`.
   Step queued(const Argv& argv, Reply server) {
     Step s;

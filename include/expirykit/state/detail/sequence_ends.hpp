@@ -20,13 +20,31 @@
 
 namespace expirykit::state {
 
-inline void Twin::begin_sequence(const std::string& event_flags) {
+inline void Twin::send_begin_sequence(const std::string& event_flags) {
+  finish_begin();
   std::vector<Argv> before;
   auto* events = listeners_.event_listener();
   const bool set_flags = events && !event_flags.empty();
   if (set_flags) before.push_back(events->set_flags_command(event_flags));
-  const std::vector<Reply> r = flush(std::move(before), counters_.on());
-  if (set_flags) events->set_flags_reply(r.front(), event_flags);
+  pending_begin_ = PendingBegin{event_flags, set_flags, flush_send(std::move(before), counters_.on())};
+}
+
+inline void Twin::finish_begin() {
+  if (!pending_begin_) return;
+  const PendingBegin p = std::move(*pending_begin_);
+  pending_begin_.reset();
+  const std::vector<Reply> r = flush_finish(p.flush);
+  if (p.set_flags) listeners_.event_listener()->set_flags_reply(r.front(), p.event_flags);
+}
+
+inline void Twin::begin_sequence(const std::string& event_flags) {
+  if (pending_begin_ && pending_begin_->event_flags == event_flags && pending_begin_->flush.rebase == counters_.on() &&
+      pending_begin_->flush.c == c_) {
+    finish_begin();
+    return;
+  }
+  send_begin_sequence(event_flags);
+  finish_begin();
 }
 
 inline std::vector<std::string> Twin::compare_all() {
@@ -47,7 +65,8 @@ inline std::vector<std::string> Twin::compare_all() {
   return out;
 }
 
-inline std::vector<Reply> Twin::flush(std::vector<Argv> before, bool rebase) {
+inline Twin::PendingFlush Twin::flush_send(std::vector<Argv> before, bool rebase) {
+  finish_begin();
   if (tx_) {
     (*c_)("DISCARD");
     tx_.reset();
@@ -69,10 +88,18 @@ inline std::vector<Reply> Twin::flush(std::vector<Argv> before, bool rebase) {
     for (auto& a : observe::Counters::requests()) before.push_back(std::move(a));
   const std::string token = "bg" + std::to_string(++marker_seq_);
   for (auto& m : listeners_.background_markers(token)) before.push_back(std::move(m));
-  const std::vector<Reply> r = c_->pipeline(before);
-  background_until(token);  // what came before is forgotten
-  if (rebase)
-    counters_.start_from(observe::Counters::parse(r[n_before + 1], r[n_before + 2], d_, 0, c_->address()), ks_);
+  for (const auto& a : before) c_->append(a);
+  c_->send();
+  return PendingFlush{c_, before.size(), n_before, rebase, token};
+}
+
+inline std::vector<Reply> Twin::flush_finish(const PendingFlush& p) {
+  std::vector<Reply> r;
+  r.reserve(p.replies);
+  for (std::size_t i = 0; i < p.replies; ++i) r.push_back(p.c->read());
+  background_until(p.token);  // what came before is forgotten
+  if (p.rebase)
+    counters_.start_from(observe::Counters::parse(r[p.n_before + 1], r[p.n_before + 2], d_, 0, p.c->address()), ks_);
   return r;
 }
 
