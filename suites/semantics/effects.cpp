@@ -48,19 +48,6 @@ class Effects : public TwinFixture {
   /// The event of a past deadline (HEXPIRE* / HGETEX / HSETEX): hexpired on Valkey, hdel on Redis.
   std::string past() { return valkey() ? "hexpired" : "hdel"; }
 
-  /// Runs `argv` on both sides (CHECKs the step) and returns the step.
-  Step step(const Argv& argv) {
-    Step s = twin().run(argv);
-    INFO(s.describe());
-    CHECK(s.ok);
-    return s;
-  }
-  Step step(const std::string& line) {
-    Step s = twin().run(line);
-    INFO(s.describe());
-    CHECK(s.ok);
-    return s;
-  }
   /// The keyevent notifications of a step, as "name@key" (keyspace ones are the same list: the
   /// twin compares both families with the model).
   static Events seen(const Step& s) {

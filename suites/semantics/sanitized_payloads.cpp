@@ -89,11 +89,7 @@ TEST_CASE_METHOD(Sanitizing, "sanitize-dump-payload yes: DUMP and RESTORE of has
   CHECK(both({"HGET", "small.stale", "c"}).is_nil());
   REQUIRE(t.set_active_expire(true) == Reply::ok());
   const auto diffs = t.compare_state();
-  INFO("after the RESTOREs:\n" << [&] {
-    std::string s;
-    for (const auto& x : diffs) s += "  " + x + "\n";
-    return s;
-  }());
+  INFO("after the RESTOREs:\n" << catch2::detail::one_per_line(diffs, "  "));
   CHECK(diffs.empty());
 
   // The same forms through an RDB file: DEBUG RELOAD saves and loads it with the sanitizer on.
@@ -103,11 +99,7 @@ TEST_CASE_METHOD(Sanitizing, "sanitize-dump-payload yes: DUMP and RESTORE of has
   const Reply reload = c("DEBUG", "RELOAD");
   REQUIRE(reload == Reply::ok());
   const auto after = t.compare_state();
-  INFO("after DEBUG RELOAD:\n" << [&] {
-    std::string s;
-    for (const auto& x : after) s += "  " + x + "\n";
-    return s;
-  }());
+  INFO("after DEBUG RELOAD:\n" << catch2::detail::one_per_line(after, "  "));
   CHECK(after.empty());
 }
 

@@ -11,10 +11,12 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <source_location>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -68,12 +70,22 @@ class TwinFixture : public ServerFixture {
     return both(expirykit::resp::parse_cli_line(line), where);
   }
   Reply both(const expirykit::resp::Argv& argv, std::source_location where = std::source_location::current()) {
+    Reply r = step(argv, where).server;
+    r.set_sent(expirykit::resp::cli_line(argv));
+    return r;
+  }
+  /// both(), returning the whole step instead of the server's reply (state/step.hpp: both
+  /// replies, the TIME window, the events and invalidations each side gave, Step::known_issue
+  /// when a known server issue excused it, Step::fixed_issue when a covered release no longer
+  /// shows one). CHECKs Step::ok with the same message as both().
+  Step step(const std::string& line, std::source_location where = std::source_location::current()) {
+    return step(expirykit::resp::parse_cli_line(line), where);
+  }
+  Step step(const expirykit::resp::Argv& argv, std::source_location where = std::source_location::current()) {
     Step s = twin().run(argv);
     INFO(s.describe() + (s.ok ? std::string() : failure_context(where)));
     CHECK(s.ok);
-    Reply r = s.server;
-    r.set_sent(expirykit::resp::cli_line(argv));
-    return r;
+    return s;
   }
   /// Sets a 1 ms TTL on `fields` of `key` (with active expiry off) and waits on the server
   /// clock until they have logically expired: the "expired but not reclaimed" state.
@@ -99,6 +111,25 @@ class TwinFixture : public ServerFixture {
   /// caller's file and line and the steps so far).
   void check_same_state(std::source_location where = std::source_location::current()) {
     check_no_differences(twin().compare_state(), where);
+  }
+  /// Active expiry's outcome once it has run: waits on the server's clock until `until_ms` (Unix
+  /// ms, the last deadline set) has passed, then until the server holds what the model holds after
+  /// active expiry (Twin::reclaim_model) or `limit` passes, polling compare_state() (read-only,
+  /// every 20 ms); then CHECKs the state, the background events (compare_background_events():
+  /// hexpired, del, expired, per key) and, when observed, the INFO counters, each with the
+  /// differences as the message. Needs active expiry on; the server's hz sets how soon (hz 100:
+  /// within tens of ms of a deadline, valkey-hfe.md §11).
+  void check_active_expiry(int64_t until_ms, std::chrono::milliseconds limit = std::chrono::seconds(10),
+                           std::source_location where = std::source_location::current()) {
+    twin().wait_until_past(until_ms, 5);
+    twin().reclaim_model();
+    auto diffs = twin().compare_state();
+    for (const auto end = std::chrono::steady_clock::now() + limit;
+         !diffs.empty() && std::chrono::steady_clock::now() < end; diffs = twin().compare_state())
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    check_no_differences(diffs, where);
+    check_no_differences(twin().compare_background_events(), where);
+    check_counters(where);
   }
 
  private:
