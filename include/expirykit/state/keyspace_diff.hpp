@@ -7,9 +7,11 @@
 // Every key either side holds is compared: TYPE, the key's absolute expiry (PEXPIRETIME, Unix
 // ms, -1 for none: within the tolerance, as the fields'), a string's GET, a hash's HLEN (stored fields, expired included), HGETALL (live fields, as a set: model/canonical.hpp),
 // each field's HPEXPIRETIME (-2 for a field past its deadline, within the tolerance) and OBJECT
-// ENCODING (listpack or hashtable, when the limits were read). Only read-only commands that never
-// delete a field lazily are sent (a key past its key TTL goes on any read of a primary; the model
-// no longer holds it then), over the connection given (the twin's read-back connection).
+// ENCODING (listpack or hashtable, when the limits were read); other databases with
+// keyspace_diff_db (state::Twin compares every database either side holds keys in). Only
+// read-only commands that never delete a field lazily are sent (a key past its key TTL goes on
+// any read of a primary; the model no longer holds it then), over the connection given (the
+// twin's read-back connection).
 #pragma once
 
 #include <cstdint>
@@ -18,7 +20,9 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <expirykit/model/canonical.hpp>
@@ -41,8 +45,11 @@ struct KeyspaceDiffOptions {
 
 /// The differences between the server behind `side` and the model `ks` at server time `now_ms`
 /// (Unix ms): one line per difference ("h: HLEN server 3, model 2"); empty means equal.
+/// `then`: a command sent last in the reads' pipeline (keyspace_diff_db's SELECT 0), its reply
+/// not looked at.
 inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::Keyspace& ks, int64_t now_ms,
-                                              const KeyspaceDiffOptions& o, const resp::Reply* keys_read = nullptr);
+                                              const KeyspaceDiffOptions& o, const resp::Reply* keys_read = nullptr,
+                                              const Argv* then = nullptr);
 
 /// keyspace_diff() at the server's time now: TIME and KEYS * read in one round trip (the twin's
 /// compare_state: two round trips in all). Throws what resp::Client throws.
@@ -161,7 +168,8 @@ inline std::set<std::string> keys_compared(const model::Keyspace& ks, int64_t no
 
 /// (`keys_read`: the server's reply to KEYS *, when read already.)
 inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::Keyspace& ks, int64_t now_ms,
-                                              const KeyspaceDiffOptions& o, const resp::Reply* keys_read) {
+                                              const KeyspaceDiffOptions& o, const resp::Reply* keys_read,
+                                              const Argv* then) {
   const resp::Reply all = keys_read ? *keys_read : side("KEYS", "*");
   const std::set<std::string> keys = detail::keys_compared(ks, now_ms, o, all);
   // Every read of every key in one pipeline, planned from the model's side of each key (a read
@@ -170,6 +178,7 @@ inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::K
   std::vector<Argv> reads;
   std::vector<detail::KeyReads> plans;
   for (const auto& key : keys) plans.push_back(detail::plan_key(reads, key, ks.peek(key, now_ms), o.check_encoding));
+  if (then) reads.push_back(*then);
   const std::vector<Reply> r = reads.empty() ? std::vector<Reply>{} : side.pipeline(reads);
   std::vector<std::string> diffs;
   std::size_t i = 0;
@@ -229,6 +238,49 @@ inline std::vector<std::string> keyspace_diff_pipelined(resp::Client& side, cons
     }
   }
   return diffs;
+}
+
+/// The databases other than 0 to compare: those the model holds keys in (MOVE, COPY ... DB,
+/// SWAPDB put them there) and those INFO keyspace (`keyspace_info`, its text) lists, ascending.
+inline std::set<int> other_dbs_to_compare(const model::Keyspace& ks, std::string_view keyspace_info) {
+  std::set<int> out;
+  for (const auto& [n, m] : ks.other_dbs())
+    if (!m.empty()) out.insert(n);
+  while (!keyspace_info.empty()) {
+    const auto nl = keyspace_info.find('\n');
+    const std::string_view line = keyspace_info.substr(0, nl);
+    keyspace_info = nl == std::string_view::npos ? std::string_view{} : keyspace_info.substr(nl + 1);
+    if (line.rfind("db", 0) != 0) continue;
+    const auto colon = line.find(':');
+    int n = 0;
+    bool digits = colon != std::string_view::npos && colon > 2;
+    for (std::size_t i = 2; digits && i < colon; ++i) {
+      if (line[i] < '0' || line[i] > '9') digits = false;
+      else n = n * 10 + (line[i] - '0');
+    }
+    if (digits && n > 0) out.insert(n);
+  }
+  return out;
+}
+
+/// keyspace_diff() of database `db` (> 0) against the model's database `db`, in two round trips:
+/// SELECT `db`, TIME and KEYS * on `side`, then the reads and SELECT 0; each line starts
+/// "db<N> ". HLEN is compared for every key (o.hlen_unknown names db 0's). Throws what
+/// resp::Client throws (std::runtime_error when the server refuses the SELECT).
+inline std::vector<std::string> keyspace_diff_db(resp::Client& side, const model::Keyspace& ks, int db,
+                                                 KeyspaceDiffOptions o) {
+  model::Keyspace view = ks;  // database `db` in db 0's place
+  view.swap_db(0, db);
+  o.hlen_unknown = nullptr;
+  const std::vector<resp::Reply> r = side.pipeline({{"SELECT", std::to_string(db)}, {"TIME"}, {"KEYS", "*"}});
+  if (!(r[0] == resp::Reply::ok())) {
+    side("SELECT", "0");
+    throw std::runtime_error(side.address() + ": SELECT " + std::to_string(db) + " refused: " + r[0].to_string());
+  }
+  const Argv back{"SELECT", "0"};
+  auto out = keyspace_diff(side, view, server::time_ms(r[1]), o, &r[2], &back);
+  for (auto& line : out) line = "db" + std::to_string(db) + " " + line;
+  return out;
 }
 
 /// hash-max-listpack-entries and hash-max-listpack-value read with CONFIG GET into the model's

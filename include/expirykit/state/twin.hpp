@@ -365,7 +365,19 @@ class Twin {
   /// With `owns`, only the keys it accepts are compared, on both sides (a cluster node's share:
   /// state/cluster_twin.hpp).
   std::vector<std::string> compare_state(const std::function<bool(const std::string&)>& owns = {}) {
-    return keyspace_diff(side(), ks_, diff_options(owns));  // TIME and KEYS * in one round trip
+    auto out = keyspace_diff(side(), ks_, diff_options(owns));  // TIME and KEYS * in one round trip
+    if (owns) return out;  // a node's share of db 0 (state/cluster_twin.hpp)
+    for (auto& d : compare_other_dbs()) out.push_back(std::move(d));
+    return out;
+  }
+  /// compare_state() of every database but 0 that the model or the server holds keys in
+  /// (INFO keyspace: one more round trip, and one per such database).
+  std::vector<std::string> compare_other_dbs() {
+    std::vector<std::string> out;
+    const Reply info = side()("INFO", "keyspace");
+    for (int db : other_dbs_to_compare(ks_, info.is_string() ? info.str() : std::string()))
+      for (auto& d : keyspace_diff_db(side(), ks_, db, diff_options({}))) out.push_back(std::move(d));
+    return out;
   }
   /// compare_background_events(), compare_state() and compare_counters() (when observed), their
   /// lines in that order, in one round trip: the listeners' background markers, the INFO counters

@@ -61,6 +61,20 @@ inline std::set<std::string> keys_named(const std::vector<ModelCommand>& mcs, st
   }
   return out;
 }
+/// Whether a command of `mcs` from `from` on can put a key in another database (MOVE, COPY ...
+/// DB, SWAPDB; the commands of a batch too).
+inline bool names_other_db(const std::vector<ModelCommand>& mcs, std::size_t from) {
+  auto one = [](const Argv& a) {
+    if (a.empty()) return false;
+    const std::string u = model::upper(a[0]);
+    return u == "MOVE" || u == "SWAPDB" || (u == "COPY" && a.size() > 3);
+  };
+  for (std::size_t i = from; i < mcs.size(); ++i) {
+    if (mcs[i].batch && std::any_of(mcs[i].batch->begin(), mcs[i].batch->end(), one)) return true;
+    if (one(mcs[i].argv)) return true;
+  }
+  return false;
+}
 }  // namespace detail
 
 inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool stop_at_first, std::size_t max_run) {
@@ -191,7 +205,9 @@ inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool sto
     auto agrees = [&] {
       if (bad < n) return false;
       const auto keys = detail::keys_named(mcs, choices.front().k);
-      return compare_state([&keys](const std::string& key) { return keys.count(key) > 0; }).empty();
+      // Other databases too: a key copied or moved there keeps the deadline the choice set.
+      return compare_state([&keys](const std::string& key) { return keys.count(key) > 0; }).empty() &&
+             (!detail::names_other_db(mcs, choices.front().k) || compare_other_dbs().empty());
     };
     if (!agrees()) {
       const std::vector<Choice> first = choices;

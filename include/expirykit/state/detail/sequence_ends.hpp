@@ -54,10 +54,14 @@ inline std::vector<std::string> Twin::compare_all() {
   const std::size_t at = first.size();
   if (counters_.on())
     for (auto& a : observe::Counters::requests()) first.push_back(std::move(a));
+  const std::size_t keyspace_at = first.size();  // which databases hold keys: the others compared too
+  first.push_back({"INFO", "keyspace"});
   std::vector<Reply> r;
   auto state = keyspace_diff_pipelined(s, ks_, server_time_estimate(), diff_options({}), std::move(first), r);
   auto out = background_until(token);
   out.insert(out.end(), std::make_move_iterator(state.begin()), std::make_move_iterator(state.end()));
+  for (int db : other_dbs_to_compare(ks_, r[keyspace_at].is_string() ? r[keyspace_at].str() : std::string()))
+    for (auto& d : keyspace_diff_db(s, ks_, db, diff_options({}))) out.push_back(std::move(d));
   if (counters_.on()) {
     const auto server = observe::Counters::parse(r[at], r[at + 1], d_, 0, s.address());
     for (auto& d : counters_.compare_with(server, d_, ks_)) out.push_back(std::move(d));
