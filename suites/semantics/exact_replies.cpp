@@ -265,6 +265,40 @@ TEST_CASE_METHOD(TwinFixture, "Exact memory: commands that meet only a missing f
   check_same_state();
 }
 
+TEST_CASE_METHOD(TwinFixture, "Exact memory: RENAME, COPY and RESTORE of a DUMP keep MEMORY USAGE of a hash with field TTLs "
+                              "to the byte",
+                 "[semantics][exact][memory]") {
+  require_field_ttl();
+  // Valkey's hashexpire.tcl (valkey-hfe.md checklist 51, 52): the same key moved, copied or
+  // restored takes the same memory, in the compact encoding (Redis listpackex, Valkey's) and in
+  // hashtable (hash-max-listpack-entries 8 here); the twin checks values, deadlines and encodings.
+  // Key names of one length: the name's own allocation counts in MEMORY USAGE.
+  auto& c = client();
+  REQUIRE(c("CONFIG", "SET", "hash-max-listpack-entries", "8") == Reply::ok());
+  REQUIRE(both("HSET s0 a 1 b 2 c 3") == Reply::integer(3));
+  REQUIRE(both("HPEXPIRE s0 100000 FIELDS 2 a b") == Reply::ints({1, 1}));
+  std::string hset = "HSET b0";
+  for (int i = 0; i < 20; ++i) hset += " f" + std::to_string(i) + " v" + std::to_string(i);
+  REQUIRE(both(hset) == Reply::integer(20));
+  REQUIRE(both("HPEXPIRE b0 100000 FIELDS 3 f1 f2 f3") == Reply::ints({1, 1, 1}));
+  for (int i = 0; i < 64; ++i) c("HEXISTS", "b0", "zz");  // a rehash under way finishes first
+  for (const std::string p : {"s", "b"}) {
+    INFO(p << "0: " << (p == "s" ? "3 fields, compact" : "20 fields, hashtable"));
+    const Reply before = c("MEMORY", "USAGE", p + "0", "SAMPLES", "0");
+    REQUIRE(before.is_integer());
+    CHECK(both("COPY " + p + "0 " + p + "1") == Reply::integer(1));
+    CHECK(both("RESTORE " + p + "2 0 " + std::string(expirykit::state::Twin::dump_ref) + p + "0") == Reply::ok());
+    CHECK(both("RENAME " + p + "0 " + p + "3") == Reply::ok());
+    for (const char* n : {"1", "2", "3"}) {
+      const std::string k = p + n;
+      for (int i = 0; i < 64; ++i) c("HEXISTS", k, "zz");
+      INFO(k << " (1: COPY, 2: RESTORE, 3: RENAME)");
+      CHECK(c("MEMORY", "USAGE", k, "SAMPLES", "0") == before);
+    }
+  }
+  check_same_state();
+}
+
 TEST_CASE_METHOD(TwinFixture, "Exact memory: a hash whose fields expire releases their memory as HDEL of the same fields does",
                  "[semantics][exact][memory]") {
   require_field_ttl();
