@@ -207,3 +207,37 @@ TEST_CASE_METHOD(TwinFixture, "load_sequence_function: asked once per connection
     t.begin_sequence();
   }
 }
+
+TEST_CASE_METHOD(TwinFixture, "compare_state and compare_all compare every database either side holds keys in",
+                 "[state][compare_all]") {
+  // A key MOVEd to db 1 is compared there (Twin::compare_other_dbs); a difference planted in db 1
+  // and a key only the server holds in db 2 are reported with their database, by both paths; the
+  // connection the read-backs use is back on db 0 afterwards.
+  require_field_ttl();
+  auto& t = twin();
+  t.begin_sequence();
+  for (const auto& s : t.run_all({{"HSET", "h", "a", "1", "b", "2"},
+                                  {"HPEXPIRE", "h", "100000", "FIELDS", "1", "a"},
+                                  {"MOVE", "h", "1"}})) {
+    INFO(s.describe());
+    REQUIRE(s.ok);
+  }
+  CHECK(lines(t.compare_state()).empty());
+  CHECK(lines(t.compare_all()).empty());
+  auto& c = client();
+  REQUIRE(c("SELECT", "1") == expirykit::resp::Reply::ok());
+  REQUIRE(c("HPEXPIRE", "h", "200000", "FIELDS", "1", "a").is_array());  // behind the twin's back
+  REQUIRE(c("SELECT", "2") == expirykit::resp::Reply::ok());
+  REQUIRE(c("SET", "only", "here") == expirykit::resp::Reply::ok());
+  REQUIRE(c("SELECT", "0") == expirykit::resp::Reply::ok());
+  for (const auto& diffs : {t.compare_state(), t.compare_all()}) {
+    const std::string all = lines(diffs);
+    INFO(all);
+    CHECK(all.find("db1 h: HPEXPIRETIME") != std::string::npos);
+    CHECK(all.find("db2 only: TYPE server string") != std::string::npos);
+    CHECK(diffs.size() == 2);
+  }
+  CHECK(t.compare_state().size() == 2);
+  CHECK(t.side()("DBSIZE") == expirykit::resp::Reply::integer(0));  // db 0 again: empty
+  REQUIRE(c("FLUSHALL") == expirykit::resp::Reply::ok());
+}

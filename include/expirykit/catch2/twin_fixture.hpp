@@ -11,6 +11,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -35,6 +36,12 @@ using expirykit::state::Twin;
 
 class TwinFixture : public ServerFixture {
  public:
+  /// In scope in a TEST_CASE_METHOD's body too (a test's class derives from this one).
+  using Dialect = expirykit::model::Dialect;
+  using Reply = expirykit::resp::Reply;
+  using Step = expirykit::state::Step;
+  using Twin = expirykit::state::Twin;
+
   ~TwinFixture() override {
     try {
       if (twin_) twin_->set_active_expire(true);  // never leave an external server frozen
@@ -112,16 +119,20 @@ class TwinFixture : public ServerFixture {
   void check_same_state(std::source_location where = std::source_location::current()) {
     check_no_differences(twin().compare_state(), where);
   }
-  /// Active expiry's outcome once it has run: waits on the server's clock until `until_ms` (Unix
-  /// ms, the last deadline set) has passed, then until the server holds what the model holds after
-  /// active expiry (Twin::reclaim_model) or `limit` passes, polling compare_state() (read-only,
-  /// every 20 ms); then CHECKs the state, the background events (compare_background_events():
-  /// hexpired, del, expired, per key) and, when observed, the INFO counters, each with the
-  /// differences as the message. Needs active expiry on; the server's hz sets how soon (hz 100:
-  /// within tens of ms of a deadline, valkey-hfe.md §11).
+  /// Active expiry's outcome once it has run: turns active expiry on (DEBUG SET-ACTIVE-EXPIRE 1,
+  /// as expire_unreclaimed() leaves it off), waits on the server's clock until `until_ms` (Unix
+  /// ms, the last deadline set) has passed, then until the server holds what the model holds
+  /// after active expiry (Twin::reclaim_model) or `limit` passes, polling compare_state()
+  /// (read-only, every 20 ms); then CHECKs the state, the background events
+  /// (compare_background_events(): hexpired, del, expired, per key) and, when observed, the INFO
+  /// counters, each with the differences as the message. The server's hz sets how soon (hz 100:
+  /// within tens of ms of a deadline, valkey-hfe.md §11). Throws std::runtime_error when the
+  /// server's clock does not reach `until_ms` within `limit` after the time it is away.
   void check_active_expiry(int64_t until_ms, std::chrono::milliseconds limit = std::chrono::seconds(10),
                            std::source_location where = std::source_location::current()) {
-    twin().wait_until_past(until_ms, 5);
+    REQUIRE(twin().set_active_expire(true) == Reply::ok());
+    const auto ahead = std::chrono::milliseconds(std::max<int64_t>(0, until_ms - twin().server_time()));
+    twin().wait_until_past(until_ms, 5, ahead + limit);
     twin().reclaim_model();
     auto diffs = twin().compare_state();
     for (const auto end = std::chrono::steady_clock::now() + limit;

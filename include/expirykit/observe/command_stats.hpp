@@ -17,12 +17,16 @@
 //     (WRONGTYPE, a syntax, numfields or time error);
 //   - every error reply counts once in errorstat_<its first word> (ERR, WRONGTYPE), rejected ones
 //     included.
-// Only top-level commands are predicted (a command inside MULTI or a script counts by other
-// rules: not modelled here). Commands the caller did not send are not compared, so other clients
-// (a twin's TIME and read-backs) may share the server; an error they get would show in errorstats.
+// Only top-level commands of the model's command table (model::command_arity) are predicted, not
+// OBJECT (servers count its subcommands, cmdstat_object|encoding) nor a command inside MULTI or a
+// script (other rules, not modelled here). compare() looks only at the commands `sent` names, but
+// every client's calls of those count on the server: send them on a connection of their own with
+// nothing else calling the same commands meanwhile (a twin's read-backs call TYPE, HLEN and
+// HPEXPIRETIME; an error any client gets shows in errorstats).
 #pragma once
 
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,11 +94,15 @@ struct CommandStats {
   }
 
   /// What a server counts from a CONFIG RESETSTAT on for the top-level commands `sent`, each
-  /// with the reply the specification gives it (see the file comment).
+  /// with the reply the specification gives it (see the file comment). Throws
+  /// std::invalid_argument for an empty command, one outside model::command_arity's table, or
+  /// OBJECT.
   static CommandStats of_model(const std::vector<Sent>& sent) {
     CommandStats out;
     for (const auto& s : sent) {
-      if (s.argv.empty()) continue;
+      if (s.argv.empty() || model::command_arity(s.argv[0]) == 0 || model::upper(s.argv[0]) == "OBJECT")
+        throw std::invalid_argument("CommandStats::of_model predicts the commands of model::command_arity's table "
+                                    "but OBJECT, not '" + (s.argv.empty() ? std::string() : s.argv[0]) + "'");
       std::string name = s.argv[0];
       for (auto& ch : name) ch = (ch >= 'A' && ch <= 'Z') ? char(ch - 'A' + 'a') : ch;
       auto& n = out.commands[name];
