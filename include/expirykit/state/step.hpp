@@ -32,7 +32,7 @@ struct Step {
   /// run (CROSSSLOT, a block EXEC refuses: state/cluster_twin.hpp).
   int64_t before_ms = 0, after_ms = 0;
   int64_t model_at_ms = 0;               ///< the millisecond of the window the model's reply is from
-  bool ok = false;          ///< replies match, and events when observed (false when unmodelled)
+  bool ok = false;  ///< replies match, and events and invalidations when observed (false when unmodelled and not adopted)
   std::vector<model::Event> model_events;          ///< what the model says the command emitted
   std::optional<observe::Observed> server_events;  ///< what the subscriber saw (observe_events)
   std::string events_diff;                         ///< "" when the events agree
