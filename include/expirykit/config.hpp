@@ -102,6 +102,10 @@ struct Config {
   /// nullopt: each property's own budget x prop_scale.
   std::optional<double> prop_seconds;
 
+  /// EXPIRYKIT_PROTOCOL: `2`, `3` or `both`: the protocols the main property draws from per
+  /// sequence (property::property_protocols); nullopt: both with hiredis 1.x, else 2.
+  std::optional<std::string> protocol;
+
   // ---- verdicts, baselines, benchmarks ----
   /// EXPIRYKIT_VERDICT_FILE: the file the verdict listener appends a line per test case to
   /// (catch2/verdict.hpp); nullopt: none written.
@@ -205,6 +209,11 @@ struct Config {
     read("EXPIRYKIT_PROP_SCALE", [&](const std::string& v) { c.prop_scale = detail::parse_number("EXPIRYKIT_PROP_SCALE", v, false); });
     read("EXPIRYKIT_PROP_SECONDS",
          [&](const std::string& v) { c.prop_seconds = detail::parse_number("EXPIRYKIT_PROP_SECONDS", v, true); });
+    read("EXPIRYKIT_PROTOCOL", [&](const std::string& v) {
+      if (v != "2" && v != "3" && v != "both")
+        throw std::invalid_argument("EXPIRYKIT_PROTOCOL='" + v + "' is not 2, 3 or both (the protocols the main property runs on)");
+      c.protocol = v;
+    });
     read("EXPIRYKIT_VERDICT_FILE", path(c.verdict_file));
     read("EXPIRYKIT_UPDATE_BASELINES", flag("EXPIRYKIT_UPDATE_BASELINES", c.update_baselines));
     read("EXPIRYKIT_BASELINE_DIR", path(c.baseline_dir));

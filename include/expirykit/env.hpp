@@ -96,6 +96,10 @@ inline constexpr Variable variables[] = {
      "property/property.hpp, property/durable_property.hpp, ci/conformance"},
     {"EXPIRYKIT_PROP_SECONDS", Readers::headers, "seconds, a number >= 0", "each property's own x `EXPIRYKIT_PROP_SCALE`",
      "the wall-clock budget of a property (`0`: one round)", "property/property.hpp, ci/nightly"},
+    {"EXPIRYKIT_PROTOCOL", Readers::headers, "`2`, `3` or `both`", "`both` with hiredis 1.x, else `2`",
+     "the protocols the main property draws from for each sequence (RESP2, RESP3 after HELLO 3); `3` and `both` "
+     "need a build with hiredis 1.x",
+     "property/property.hpp, state/twin.hpp, docs/guide/resp3.md"},
     {"EXPIRYKIT_VERDICT_FILE", Readers::headers, "a file", "none written",
      "the verdict listener appends one tab-separated line per test case to it", "catch2/verdict.hpp, ci/conformance"},
     {"EXPIRYKIT_UPDATE_BASELINES", Readers::headers, "`1` or `0`", "`0`",
@@ -225,6 +229,7 @@ inline std::string server_assignments() {
   if (c.cluster_seed) put("EXPIRYKIT_CLUSTER_SEED", c.cluster_seed->text);
   if (c.dialect) put("EXPIRYKIT_DIALECT", *c.dialect);  // another dialect checks other replies
   if (c.wire_delay_ms) put("EXPIRYKIT_WIRE_DELAY_MS", std::to_string(c.wire_delay_ms));  // a margin it broke
+  if (c.protocol) put("EXPIRYKIT_PROTOCOL", *c.protocol);  // the seed draws the same protocols only from the same set
   // How the server is reached (file paths, no secret: the password stays out) and a gate that
   // turned a skip into the failure.
   if (c.server_tls_ca) put("EXPIRYKIT_SERVER_TLS_CA", c.server_tls_ca->string());

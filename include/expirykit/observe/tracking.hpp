@@ -6,18 +6,26 @@
 //   auto r = other.pipeline({{"HSET", "h", "a", "2"}, trk.marker("1")});
 //   model::Invalidations inv = trk.read_until("1");   // {"h"}
 //
-// Mode: RESP2 redirect, the only one a RESP2 connection has (redis.io/docs/latest/develop/
-// reference/client-side-caching, "Two connections mode"): the Tracking object opens its own
-// connection to the same server, asks its CLIENT ID, SUBSCRIBEs it to `__redis__:invalidate`
-// and to a private marker channel, then sends `CLIENT TRACKING ON REDIRECT <id>` on the tracked
-// connection. Default tracking mode (no BCAST / OPTIN / OPTOUT / NOLOOP): the server remembers
+// Modes (redis.io/docs/latest/develop/reference/client-side-caching):
+//  - redirect ("Two connections mode", the only one a RESP2 connection has): the Tracking object
+//    opens its own connection to the same server, asks its CLIENT ID, SUBSCRIBEs it to
+//    `__redis__:invalidate` and to a private marker channel, then sends `CLIENT TRACKING ON
+//    REDIRECT <id>` on the tracked connection;
+//  - in band (Options::in_band, a tracked connection on RESP3: resp::Client::hello(3)): the
+//    invalidations arrive as push messages on the tracked connection itself. It SUBSCRIBEs to
+//    the marker channel (a RESP3 connection runs every command while subscribed), then sends
+//    `CLIENT TRACKING ON`; read_until() reads the pushes resp::Client kept (take_pushes()), then
+//    the connection's socket: call it only when every reply the tracked connection awaits has
+//    been read (the twin calls it after its pipeline's replies).
+// Default tracking mode (no BCAST / OPTIN / OPTOUT / NOLOOP): the server remembers
 // the keys the tracked connection reads and sends one message per key when any client modifies
 // it, then forgets the key until it is read again.
 //
 // Message shapes (identical on Valkey 9.1.2 and Redis 8.0.6, live): a key invalidation is
 // ["message", "__redis__:invalidate", [key, ...]] (an array; one key per message in practice),
-// FLUSHALL / FLUSHDB is ["message", "__redis__:invalidate", nil] (a null bulk). read_until()
-// returns one element per key, std::nullopt for a flush.
+// FLUSHALL / FLUSHDB is ["message", "__redis__:invalidate", nil] (a null bulk); in band, the
+// push ["invalidate", [key, ...]] or ["invalidate", nil], and the markers the push ["message",
+// <channel>, <token>]. read_until() returns one element per key, std::nullopt for a flush.
 //
 // How the cut works (as observe/keyspace_events.hpp): the caller pipelines `PUBLISH <marker
 // channel> <token>` (marker()) after the commands, on any connection to the same server. The
@@ -37,6 +45,8 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <deque>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -55,21 +65,27 @@ class Tracking {
     /// The marker channel to subscribe to; empty: a private one. Another listener's channel
     /// (KeyspaceEvents::marker_channel()) lets one PUBLISH mark a point for both.
     std::string marker_channel{};
+    /// In band (file comment): the tracked connection must be on RESP3.
+    bool in_band = false;
   };
 
   explicit Tracking(resp::Client& tracked) : Tracking(tracked, Options{}) {}
-  Tracking(resp::Client& tracked, Options o)
-      : tracked_(tracked), opt_(o), sub_(tracked.host(), tracked.port()) {
+  Tracking(resp::Client& tracked, Options o) : tracked_(tracked), opt_(o) {
     static std::atomic<int> seq{0};
     channel_ = !opt_.marker_channel.empty()
                    ? opt_.marker_channel
                    : "__expirykit_tracking_marker__:" + std::to_string(::getpid()) + ":" + std::to_string(seq++);
-    const resp::Reply id = sub_("CLIENT", "ID");
+    if (opt_.in_band) {
+      start_in_band();
+      return;
+    }
+    sub_ = std::make_unique<resp::Client>(tracked.host(), tracked.port());
+    const resp::Reply id = (*sub_)("CLIENT", "ID");
     if (!id.is_integer()) throw std::runtime_error("tracking: CLIENT ID answered " + id.to_string());
     id_ = id.as_integer();
-    sub_.append({"SUBSCRIBE", "__redis__:invalidate", channel_});
+    sub_->append({"SUBSCRIBE", "__redis__:invalidate", channel_});
     for (int i = 0; i < 2; ++i) {
-      const resp::Reply r = sub_.read();
+      const resp::Reply r = sub_->read();
       if (!r.is_array() || r.size() != 3 || !r[0].is_string() || r[0].str() != "subscribe")
         throw std::runtime_error("tracking: SUBSCRIBE __redis__:invalidate " + channel_ + " answered " + r.to_string());
     }
@@ -83,12 +99,22 @@ class Tracking {
   ~Tracking() {
     try {
       if (tracked_.connected()) tracked_("CLIENT", "TRACKING", "OFF");
+      if (opt_.in_band && tracked_.connected()) {  // RESP3 answers UNSUBSCRIBE with a push only
+        tracked_.append({"UNSUBSCRIBE", channel_});
+        tracked_.send();
+        for (int i = 0; i < 100; ++i) {  // its confirmation, after pushes still on their way
+          const auto r = tracked_.read_for(opt_.timeout);
+          if (!r || (r->is_array() && r->size() == 3 && (*r)[0] == resp::Reply::string("unsubscribe"))) break;
+        }
+      }
     } catch (...) {
     }
   }
 
-  /// CLIENT ID of the subscriber connection the messages are redirected to.
+  /// CLIENT ID of the subscriber connection the messages are redirected to (0 in band).
   long long redirect_id() const { return id_; }
+  /// Whether the invalidations arrive in band (Options::in_band).
+  bool in_band() const { return opt_.in_band; }
 
   /// The command to pipeline (on any connection to the server) to mark a point:
   /// PUBLISH <marker channel> token.
@@ -106,10 +132,12 @@ class Tracking {
     for (;;) {
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-      auto r = sub_.read_for(left.count() > 0 ? left : std::chrono::milliseconds(0));
+      auto r = next(left.count() > 0 ? left : std::chrono::milliseconds(0));
       if (!r)
         throw std::runtime_error("tracking: marker " + token + " not seen within " +
                                  std::to_string(opt_.timeout.count()) + " ms");
+      if (opt_.in_band && r->is_array() && r->size() == 2 && (*r)[0] == resp::Reply::string("invalidate"))
+        *r = resp::Reply::array({resp::Reply::string("message"), resp::Reply::string("__redis__:invalidate"), (*r)[1]});
       if (!r->is_array() || r->size() != 3 || !(*r)[0].is_string() || (*r)[0].str() != "message") continue;
       const std::string ch = (*r)[1].str();
       const resp::Reply& payload = (*r)[2];
@@ -132,9 +160,34 @@ class Tracking {
   }
 
  private:
+  /// In band: SUBSCRIBE the tracked connection to the marker channel, then CLIENT TRACKING ON.
+  void start_in_band() {
+    if (tracked_.protocol() != 3)
+      throw std::logic_error("tracking: in band needs the tracked connection on RESP3 (resp::Client::hello(3))");
+    tracked_.append({"SUBSCRIBE", channel_});  // answered with a push only
+    tracked_.send();
+    const auto r = tracked_.read_for(opt_.timeout);
+    if (!r || !r->is_array() || r->size() != 3 || (*r)[0] != resp::Reply::string("subscribe"))
+      throw std::runtime_error("tracking: SUBSCRIBE " + channel_ + " answered " + (r ? r->oneline() : std::string("nothing")));
+    const resp::Reply on = tracked_("CLIENT", "TRACKING", "ON");
+    if (!on.is_status()) throw std::runtime_error("tracking: CLIENT TRACKING ON answered " + on.to_string());
+  }
+  /// The next message: redirected, from the subscriber; in band, the pushes the tracked
+  /// connection kept, then its socket. nullopt after `wait`.
+  std::optional<resp::Reply> next(std::chrono::milliseconds wait) {
+    if (!opt_.in_band) return sub_->read_for(wait);
+    if (pending_.empty())
+      for (auto& p : tracked_.take_pushes()) pending_.push_back(std::move(p));
+    if (pending_.empty()) return tracked_.read_for(wait);
+    resp::Reply r = std::move(pending_.front());
+    pending_.pop_front();
+    return r;
+  }
+
   resp::Client& tracked_;
   Options opt_;
-  resp::Client sub_;
+  std::unique_ptr<resp::Client> sub_;  ///< the subscriber the messages are redirected to (none in band)
+  std::deque<resp::Reply> pending_;    ///< in band: pushes taken from the tracked connection, not yet read
   std::string channel_;
   long long id_ = 0;
 };

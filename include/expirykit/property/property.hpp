@@ -304,8 +304,20 @@ inline const std::vector<std::string>& event_flag_choices() {
   return v;
 }
 
-/// The main property: gen::property_sequence on the twin, replies, state (values, deadlines,
-/// encodings) and, when the twin observes them (Twin::observe_events / observe_counters), the
+/// The protocols the main property runs its sequences on, each drawn per sequence:
+/// EXPIRYKIT_PROTOCOL `2`, `3` or `both` ({2}, {3}, {2, 3}); unset: both when this build's hiredis
+/// parses RESP3 (resp::resp3_supported), else 2. Throws std::invalid_argument for `3` or `both`
+/// in a build with hiredis 0.14.
+inline std::vector<int> property_protocols() {
+  const auto& v = config().protocol;
+  if (!v) return resp::resp3_supported ? std::vector<int>{2, 3} : std::vector<int>{2};
+  if (*v != "2" && !resp::resp3_supported)
+    throw std::invalid_argument("EXPIRYKIT_PROTOCOL=" + *v + ": RESP3 needs a build with hiredis 1.x (docs/guide/resp3.md)");
+  return *v == "2" ? std::vector<int>{2} : *v == "3" ? std::vector<int>{3} : std::vector<int>{2, 3};
+}
+
+/// The main property: gen::property_sequence on the twin, replies (on RESP2 or RESP3:
+/// property_protocols()), state (values, deadlines, encodings) and, when the twin observes them (Twin::observe_events / observe_counters), the
 /// events of every command and the INFO counters after each sequence; the result carries the
 /// run's coverage cells (state/coverage.hpp). Budget and replay: file comment.
 inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
@@ -319,9 +331,13 @@ inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
   };
   if (!budget.sent) budget.sent = [&twin] { return twin.sent(); };
   const auto sequence_gen = gen::property_sequence(d, budget.max_len);  // made once, drawn in each case
+  const std::vector<int> protocols = property_protocols();
   auto res = check_cases("model and " + d.name + " agree on random sequences", budget, [&] {
     SequenceOptions opt;
     if (twin.observing_events()) opt.event_flags = *rc::gen::elementOf(event_flag_choices());
+    // RESP2 or RESP3 per sequence (EXPIRYKIT_PROTOCOL; shrinks towards RESP2).
+    opt.protocol = protocols.size() == 1 ? protocols.front() : *rc::gen::elementOf(protocols);
+    twin.use_protocol(opt.protocol);
     // The sequence's FLUSHALL & co. run on the server while its commands are drawn here
     // (run_sequence's begin_sequence reads their replies; bench/RESULTS.md 9.6).
     // (A draw RapidCheck discards leaves it unread: the twin's next use completes it.)

@@ -45,6 +45,9 @@ struct SequenceOptions {
   /// When the twin observes events and this is not empty: notify-keyspace-events for this
   /// sequence, set with its FLUSHALL (Twin::begin_sequence).
   std::string event_flags;
+  /// The protocol the sequence runs on (2 or 3: Twin::use_protocol; 3 needs hiredis 1.x);
+  /// 0 leaves the twin's as it is.
+  int protocol = 0;
 };
 
 /// The keys a command names (argv[1], and argv[2] for RENAME/COPY; all args of DEL/UNLINK/EXISTS;
@@ -75,11 +78,13 @@ inline std::string step_summary(const Step& s) {
   std::string out = resp::cli_line(s.argv) + " -> server " + Twin::oneline(s.server) + ", model " + state::model_line(s);
   if (s.server_events && !s.events_diff.empty()) out += "; events differ: " + s.events_diff;
   if (s.server_invalidations && !s.tracking_diff.empty()) out += "; tracking differs: " + s.tracking_diff;
+  if (!s.resp3_diff.empty()) out += "; " + s.resp3_diff;
   return out;
 }
 
 inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, SequenceOptions opt = {}) {
   SequenceResult res;
+  if (opt.protocol) twin.use_protocol(opt.protocol);
   twin.prepare_stale_templates(cmds);  // outside what the sequence is checked on
   twin.begin_sequence(opt.event_flags);  // FLUSHALL, the flags, the counters' base: one round trip
   const std::size_t first = 0;
@@ -126,9 +131,10 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
   }
   os << "script (replay with valkey-cli / redis-cli; comments show each reply):\n";
   const auto& h = twin.history();
+  int protocol = 2;
   for (std::size_t i = first; i < h.size(); ++i) {
     const auto& s = h[i];
-    os << state::script_entry(s);
+    os << state::protocol_switch(s, protocol) << state::script_entry(s);
     if (s.server_events && !s.events_diff.empty())
       os << "#   events: " << s.events_diff << "\n";
   }

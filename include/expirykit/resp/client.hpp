@@ -1,9 +1,13 @@
-// expirykit/resp/client.hpp: a blocking RESP2 client on hiredis (0.14 and 1.x).
+// expirykit/resp/client.hpp: a blocking client on hiredis (0.14 and 1.x), RESP2 and RESP3.
 //
 // RAII: one Client owns one connection. Commands are binary-safe argument vectors.
 // Server errors come back as Reply::error values; only connection failures (refused, reset,
 // timeout, protocol error) throw ConnectionError, whose message names the address.
-// The connection stays on RESP2: hiredis 0.14 cannot parse RESP3 (never send HELLO 3).
+// A connection starts on RESP2. hello(3) moves it to RESP3 when the build's hiredis is 1.x
+// (resp3_supported; hiredis 0.14 cannot parse RESP3: never send HELLO 3 yourself there): replies
+// then keep their RESP3 type beside their RESP2 one (resp/reply.hpp), and push messages
+// (tracking invalidations, pub/sub) never take a command's place: they are kept for
+// take_pushes().
 // A server that wants a password gets AUTH right after the connect, with the credentials
 // registered for its address (resp/credentials.hpp); an address with TLS settings (resp/tls.hpp)
 // gets the TLS handshake before that. EXPIRYKIT_WIRE_DELAY_MS (or
@@ -17,6 +21,7 @@
 #include <concepts>
 #include <cstring>
 #include <deque>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -40,6 +45,9 @@ class ConnectionError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Whether this build's hiredis parses RESP3 (hiredis 1.x; bookworm's 0.14 does not).
+inline constexpr bool resp3_supported = HIREDIS_MAJOR >= 1;
+
 namespace detail {
 inline Reply from_hiredis(const redisReply* r) {
   if (!r) return Reply::nil();
@@ -55,10 +63,45 @@ inline Reply from_hiredis(const redisReply* r) {
       for (std::size_t i = 0; i < r->elements; ++i) e.push_back(from_hiredis(r->element[i]));
       return Reply::array(std::move(e));
     }
-    default:  // RESP3 types cannot arrive on a RESP2 connection
+#if HIREDIS_MAJOR >= 1
+    // RESP3 (after HELLO 3): kept as the RESP2 type of the same data (resp/reply.hpp).
+    case REDIS_REPLY_MAP:
+    case REDIS_REPLY_SET:
+    case REDIS_REPLY_PUSH: {
+      std::vector<Reply> e;  // a map's keys and values alternate, as hiredis keeps them
+      e.reserve(r->elements);
+      for (std::size_t i = 0; i < r->elements; ++i) e.push_back(from_hiredis(r->element[i]));
+      return Reply::array(std::move(e)).as_resp3(r->type == REDIS_REPLY_MAP   ? Resp3Type::map
+                                                 : r->type == REDIS_REPLY_SET ? Resp3Type::set
+                                                                              : Resp3Type::push);
+    }
+    case REDIS_REPLY_DOUBLE: return Reply::string(std::string(r->str, r->len)).as_resp3(Resp3Type::double_);
+    case REDIS_REPLY_BIGNUM: return Reply::string(std::string(r->str, r->len)).as_resp3(Resp3Type::big_number);
+    case REDIS_REPLY_VERB: return Reply::string(std::string(r->str, r->len)).as_resp3(Resp3Type::verbatim);
+    case REDIS_REPLY_BOOL: return Reply::integer(r->integer ? 1 : 0).as_resp3(Resp3Type::boolean);
+#endif
+    default:  // an attribute (RESP3 `|`): no command the kit sends is answered with one
       return Reply::error("expirykit: unexpected hiredis reply type " + std::to_string(r->type));
   }
 }
+#if HIREDIS_MAJOR >= 1
+/// The push messages a RESP3 connection received while a command's reply was awaited.
+struct PushQueue {
+  static constexpr std::size_t max = 65536;  ///< kept at most; older ones dropped (counted)
+  std::deque<Reply> q;
+  std::size_t dropped = 0;
+};
+inline void keep_push(void* privdata, void* reply) {
+  std::unique_ptr<void, void (*)(void*)> guard(reply, freeReplyObject);
+  auto* p = static_cast<PushQueue*>(privdata);
+  if (!p) return;
+  if (p->q.size() >= PushQueue::max) {
+    p->q.pop_front();
+    ++p->dropped;
+  }
+  p->q.push_back(from_hiredis(static_cast<redisReply*>(reply)));
+}
+#endif
 struct ReplyFree {
   void operator()(void* p) const { freeReplyObject(p); }
 };
@@ -102,6 +145,10 @@ class Client {
     ctx_.reset(redisConnectWithTimeout(host_.c_str(), port_, detail::to_timeval(opts.connect_timeout)));
     if (!ctx_) throw ConnectionError(address() + ": cannot allocate a hiredis context");
     if (ctx_->err) fail("cannot connect");
+#if HIREDIS_MAJOR >= 1
+    ctx_->privdata = pushes_.get();  // a stable address: the Client may move
+    redisSetPushCallback(ctx_.get(), &detail::keep_push);
+#endif
     const auto t = tls_for(address());
     if (t) {
       // The handshake waits at most connect_timeout (a plain port never answers it), then the
@@ -147,6 +194,45 @@ class Client {
   /// it too. For showing that a suite's time margins hold with slower round trips.
   void set_reply_delay(std::chrono::milliseconds d) { delay_ = d; }
   std::chrono::milliseconds reply_delay() const { return delay_; }
+
+  /// HELLO `protocol` (2 or 3) on this connection: later replies arrive in that protocol
+  /// (redis.io/docs/latest/commands/hello). Returns the server's reply (its fields: server,
+  /// version, proto, ...; a map under RESP3). Throws std::invalid_argument for another protocol,
+  /// std::logic_error for 3 in a build whose hiredis is 0.14 (resp3_supported), std::runtime_error
+  /// when the server refuses (its error text), ConnectionError on I/O failure.
+  Reply hello(int protocol) {
+    if (protocol != 2 && protocol != 3) throw std::invalid_argument("hello: protocol " + std::to_string(protocol) + " (2 or 3)");
+    if (protocol == 3 && !resp3_supported)
+      throw std::logic_error(address() + ": RESP3 needs hiredis 1.x; this build has hiredis " + std::to_string(HIREDIS_MAJOR) +
+                             "." + std::to_string(HIREDIS_MINOR) + " (docs/guide/resp3.md)");
+    Reply r = call({"HELLO", std::to_string(protocol)});
+    if (r.is_error()) throw std::runtime_error(address() + ": HELLO " + std::to_string(protocol) + " refused: " + r.str());
+    protocol_ = protocol;
+    return r;
+  }
+  /// 2 (RESP2) until hello(3) succeeds; what the last successful hello() set. A HELLO sent
+  /// through call() or pipeline() is not seen here.
+  int protocol() const { return protocol_; }
+  /// The push messages (RESP3 `>`: CLIENT TRACKING invalidations, pub/sub messages) received
+  /// since the last call, oldest first, each an array marked Resp3Type::push. Always empty on
+  /// RESP2 and with hiredis 0.14. At most 65,536 are kept; dropped_pushes() counts older ones
+  /// dropped. (read_for() returns a push it reads itself, as the reply it waited for.)
+  std::vector<Reply> take_pushes() {
+    std::vector<Reply> out;
+#if HIREDIS_MAJOR >= 1
+    if (!pushes_) return out;  // moved from
+    out.assign(std::make_move_iterator(pushes_->q.begin()), std::make_move_iterator(pushes_->q.end()));
+    pushes_->q.clear();
+#endif
+    return out;
+  }
+  std::size_t dropped_pushes() const {
+#if HIREDIS_MAJOR >= 1
+    return pushes_ ? pushes_->dropped : 0;
+#else
+    return 0;
+#endif
+  }
 
   /// Sends one command and waits for its reply (Reply::sent() names the command). Throws
   /// ConnectionError on I/O failure.
@@ -277,6 +363,10 @@ class Client {
   std::unique_ptr<redisContext, detail::ContextFree> ctx_;
   std::chrono::milliseconds delay_{0};
   bool unsent_ = false;  // append() queued something read() has not sent yet
+  int protocol_ = 2;
+#if HIREDIS_MAJOR >= 1
+  std::unique_ptr<detail::PushQueue> pushes_ = std::make_unique<detail::PushQueue>();
+#endif
   std::size_t record_max_ = 0;
   std::deque<Argv> recorded_;
 };

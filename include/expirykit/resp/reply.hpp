@@ -1,10 +1,19 @@
-// expirykit/resp/reply.hpp: a RESP2 reply as a plain value type.
+// expirykit/resp/reply.hpp: a reply as a plain value type.
 //
 // A Reply is what a server answered (or what the model expects it to answer): nil, a status
 // ("OK"), an error ("ERR ..."), an integer, a binary-safe bulk string, or an array of replies.
 // Server errors are Replies, never exceptions. Equality is structural (type and content);
 // printing follows valkey-cli / redis-cli, e.g. `1) (integer) -2`, `"v"`, `(nil)`,
 // `(error) ERR syntax error`, `(empty array)`.
+//
+// RESP3 (a connection after HELLO 3: resp::Client::hello) adds types RESP2 lacks. A Reply keeps
+// those as its RESP2 type, the one RESP2 sends the same data as, with the RESP3 type beside it
+// (resp3_type()): a map is an array of its keys and values alternating, a set or a push an
+// array, a double, a big number or a verbatim string a string (its text; a verbatim string
+// without its "txt:" format), a boolean an integer (1 or 0); RESP3's null is nil. So every
+// accessor and operator== read a RESP3 reply as RESP2 would send its data, and same_resp3()
+// compares the RESP3 types too. (A reply whose shape differs between the two, like HRANDFIELD
+// WITHVALUES's pairs, is told apart by the command: model/resp3.hpp.)
 //
 // This header includes no hiredis header: the model builds expected Replies from it alone.
 #pragma once
@@ -32,6 +41,24 @@ inline const char* to_string(Type t) {
     case Type::integer: return "integer";
     case Type::string: return "string";
     case Type::array: return "array";
+  }
+  return "?";
+}
+
+/// The RESP3 type a reply arrived as, where RESP2 has no such type (`plain`: its RESP2 type
+/// is its RESP3 type). See the file comment for the RESP2 type each is kept as.
+enum class Resp3Type : unsigned char { plain, map, set, push, double_, boolean, big_number, verbatim };
+
+inline const char* to_string(Resp3Type t) {
+  switch (t) {
+    case Resp3Type::plain: return "plain";
+    case Resp3Type::map: return "map";
+    case Resp3Type::set: return "set";
+    case Resp3Type::push: return "push";
+    case Resp3Type::double_: return "double";
+    case Resp3Type::boolean: return "boolean";
+    case Resp3Type::big_number: return "big number";
+    case Resp3Type::verbatim: return "verbatim string";
   }
   return "?";
 }
@@ -79,6 +106,45 @@ class Reply {
     return array(std::move(e));
   }
   static Reply ok() { return status("OK"); }
+  /// A RESP3 map of `keys_and_values` (k1, v1, k2, v2, ...: an even count), e.g. HGETALL's
+  /// reply on a RESP3 connection. Throws std::invalid_argument on an odd count.
+  static Reply map(std::vector<Reply> keys_and_values) {
+    if (keys_and_values.size() % 2) throw std::invalid_argument("Reply::map: an odd number of keys and values");
+    return array(std::move(keys_and_values)).as_resp3(Resp3Type::map);
+  }
+  /// This reply marked as arrived as RESP3 type `t` (its RESP2 type and data unchanged).
+  /// Throws std::invalid_argument when `t` is not kept as this RESP2 type (file comment).
+  Reply as_resp3(Resp3Type t) && {
+    const bool fits = t == Resp3Type::plain ||
+                      ((t == Resp3Type::map || t == Resp3Type::set || t == Resp3Type::push) && type_ == Type::array) ||
+                      ((t == Resp3Type::double_ || t == Resp3Type::big_number || t == Resp3Type::verbatim) &&
+                       type_ == Type::string) ||
+                      (t == Resp3Type::boolean && type_ == Type::integer);
+    if (!fits)
+      throw std::invalid_argument(std::string("Reply::as_resp3: a ") + resp::to_string(type_) + " reply cannot be a RESP3 " +
+                                  resp::to_string(t));
+    if (t == Resp3Type::map && elems_.size() % 2) throw std::invalid_argument("Reply::as_resp3: a map of an odd length");
+    r3_ = t;
+    return std::move(*this);
+  }
+  /// The RESP3 type this reply arrived as (`plain` for every reply a RESP2 connection reads).
+  Resp3Type resp3_type() const { return r3_; }
+  /// This reply with every RESP3 type (its own and its elements') dropped: what RESP2 sends.
+  Reply without_resp3() const {
+    Reply r = *this;
+    r.r3_ = Resp3Type::plain;
+    for (auto& e : r.elems_) e = e.without_resp3();
+    return r;
+  }
+  /// operator== and the same RESP3 types throughout.
+  friend bool same_resp3(const Reply& a, const Reply& b) {
+    if (a.r3_ != b.r3_ || a.type_ != b.type_) return false;
+    if (a.type_ != Type::array) return a == b;
+    if (a.elems_.size() != b.elems_.size()) return false;
+    for (std::size_t i = 0; i < a.elems_.size(); ++i)
+      if (!same_resp3(a.elems_[i], b.elems_[i])) return false;
+    return true;
+  }
 
   Type type() const { return type_; }
   bool is_nil() const { return type_ == Type::nil; }
@@ -146,11 +212,27 @@ class Reply {
   }
 
   /// to_string() on one line: arrays as [a, b, ...], each element as to_string() would show it.
+  /// A RESP3 type shows (as valkey-cli -3 names it): a map as {k => v, ...}, a set as ~[...], a
+  /// push as >[...], a double as (double) 1.5, a boolean as (true) / (false), a big number as
+  /// (big number) 123, a verbatim string as (verbatim) "text".
   std::string oneline() const {
+    switch (r3_) {
+      case Resp3Type::double_: return "(double) " + str_;
+      case Resp3Type::boolean: return int_ ? "(true)" : "(false)";
+      case Resp3Type::big_number: return "(big number) " + str_;
+      case Resp3Type::verbatim: {
+        std::string out = "(verbatim) ";
+        quote(out, str_);
+        return out;
+      }
+      default: break;
+    }
     if (!is_array()) return to_string();
-    std::string out = "[";
-    for (std::size_t i = 0; i < size(); ++i) out += (i ? ", " : "") + (*this)[i].oneline();
-    return out + "]";
+    const bool map = r3_ == Resp3Type::map;
+    std::string out = map ? "{" : r3_ == Resp3Type::set ? "~[" : r3_ == Resp3Type::push ? ">[" : "[";
+    for (std::size_t i = 0; i < size(); ++i)
+      out += (i ? (map && i % 2 ? " => " : ", ") : "") + (*this)[i].oneline();
+    return out + (map ? "}" : "]");
   }
 
   /// valkey-cli style rendering, multi-line for arrays.
@@ -219,6 +301,7 @@ class Reply {
   }
 
   Type type_ = Type::nil;
+  Resp3Type r3_ = Resp3Type::plain;  // beside type_: no larger a Reply
   std::string str_;
   long long int_ = 0;
   std::vector<Reply> elems_;

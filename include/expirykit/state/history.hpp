@@ -46,13 +46,27 @@ inline std::string model_line(const Step& s) {
 inline std::string script_entry(const Step& s, const std::string& node = {}) {
   std::string out = resp::cli_line(s.argv) + "\n";
   if (!node.empty()) out += "#   on " + node + "\n";
-  return out + "#   server: " + oneline(s.server) + "\n#   model:  " + model_line(s) + (s.ok ? "" : "   <-- MISMATCH") + "\n";
+  out += "#   server: " + oneline(s.server) + "\n";
+  if (s.server_resp3) out += "#   server (RESP3): " + s.server_resp3->oneline() + "\n";
+  if (!s.resp3_diff.empty()) out += "#   " + s.resp3_diff + "\n";
+  return out + "#   model:  " + model_line(s) + (s.ok ? "" : "   <-- MISMATCH") + "\n";
 }
 
-/// `history` as a replayable script: script_entry() of each step.
+/// "HELLO 3\n" (or "HELLO 2\n") when step `s` ran on another protocol than `*protocol` (the
+/// previous step's; a script starts on 2), which it then updates; "" otherwise. A replay with
+/// valkey-cli / redis-cli then switches where the twin did (Twin::use_protocol).
+inline std::string protocol_switch(const Step& s, int& protocol) {
+  if (s.protocol == protocol) return {};
+  protocol = s.protocol;
+  return "HELLO " + std::to_string(protocol) + "\n";
+}
+
+/// `history` as a replayable script: script_entry() of each step, with a HELLO line where the
+/// protocol changes (protocol_switch).
 inline std::string script(const std::vector<Step>& history) {
   std::string out;
-  for (const auto& s : history) out += script_entry(s);
+  int protocol = 2;
+  for (const auto& s : history) out += protocol_switch(s, protocol) + script_entry(s);
   return out;
 }
 

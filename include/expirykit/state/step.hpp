@@ -32,7 +32,7 @@ struct Step {
   /// run (CROSSSLOT, a block EXEC refuses: state/cluster_twin.hpp).
   int64_t before_ms = 0, after_ms = 0;
   int64_t model_at_ms = 0;               ///< the millisecond of the window the model's reply is from
-  bool ok = false;  ///< replies match, and events and invalidations when observed (false when unmodelled and not adopted)
+  bool ok = false;  ///< replies match (and their RESP3 form on RESP3), and events and invalidations when observed (false when unmodelled and not adopted)
   std::vector<model::Event> model_events;          ///< what the model says the command emitted
   std::optional<observe::Observed> server_events;  ///< what the subscriber saw (observe_events)
   std::string events_diff;                         ///< "" when the events agree
@@ -46,6 +46,14 @@ struct Step {
   /// Set when the server, covered by this known issue, behaved as specified where the issue's
   /// defect would have shown: the fix is to be recorded (state/known_divergence.hpp).
   std::string fixed_issue;
+  /// The protocol the twin's connection spoke for this step (2 or 3: Twin::use_protocol).
+  int protocol = 2;
+  /// On RESP3: the reply as it arrived, RESP3 types included (`server` is its RESP2 form,
+  /// model::resp2_form, which the model's reply is compared with).
+  std::optional<Reply> server_resp3;
+  /// On RESP3, for a modelled command: "" when the reply had the RESP3 form its command
+  /// prescribes (model/resp3.hpp: model::resp3_difference), else that difference (the step fails).
+  std::string resp3_diff;
 
   /// Whether `model` stands for every reply the server may draw at random, not for one: for
   /// HRANDFIELD and HSCAN an array reply holds the live fields and values an allowed reply is
@@ -77,7 +85,9 @@ struct Step {
   /// Multi-line report: the command as a valkey-cli line, both replies.
   std::string describe() const {
     std::ostringstream os;
-    os << resp::cli_line(argv) << "\n  server: " << indent(server.to_string()) << "\n  model:  "
+    os << resp::cli_line(argv) << "\n  server: " << indent(server.to_string());
+    if (server_resp3) os << "\n  server (RESP3, as it arrived): " << server_resp3->oneline();
+    os << "\n  model:  "
        << (!unmodelled.empty() ? "(unmodelled: " + unmodelled + ")"
                                // the whole reply as valkey-cli shows it; an EXEC's elements on one line
                                : model_text([&](const Reply& r) { return &r == &model ? indent(r.to_string()) : r.oneline(); }))
@@ -93,6 +103,7 @@ struct Step {
         os << "\n  EVENTS DIFFER" << (known_issue.empty() ? "" : " (KNOWN ISSUE " + known_issue + ")") << ": "
            << events_diff;
     }
+    if (!resp3_diff.empty()) os << "\n  RESP3 DIFFERS: " << resp3_diff;
     if (server_invalidations) {
       os << "\n  tracking invalidations: server " << model::to_string(*server_invalidations) << ", model "
          << model::to_string(model_invalidations);

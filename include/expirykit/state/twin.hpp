@@ -76,6 +76,7 @@
 #include <vector>
 
 #include <expirykit/model/model.hpp>
+#include <expirykit/model/resp3.hpp>
 #include <expirykit/model/tracking.hpp>
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/clock.hpp>
@@ -137,8 +138,9 @@ class Twin {
   bool observing_counters() const { return counters_.on(); }
 
   /// From now on every run() also checks the invalidation messages CLIENT TRACKING (default
-  /// mode, REDIRECT to a connection of the twin's own) sends for the twin's connection
-  /// (model/tracking.hpp); a mismatch makes the step fail. Throws like observe::Tracking.
+  /// mode) sends for the twin's connection (model/tracking.hpp): REDIRECT to a connection of
+  /// the twin's own on RESP2, pushes on the twin's connection itself on RESP3 (use_protocol()
+  /// moves it); a mismatch makes the step fail. Throws like observe::Tracking.
   void observe_tracking() {
     finish_begin();
     listeners_.listen_tracking(*c_);
@@ -221,11 +223,31 @@ class Twin {
   /// begin_sequence(event_flags)'s round trip sent now, its replies read (and the start
   /// completed) by the next begin_sequence() with the same flags: a property sends it before it
   /// draws the next sequence, so that the server flushes while the client draws
-  /// (property::check_sequences). Until then send nothing else on this twin; a
-  /// prepare_stale_templates() that makes templates completes it first (and begin_sequence()
-  /// then starts again after them). Throws like begin_sequence().
+  /// (property::check_sequences). Any other member that sends (run(), side(), a
+  /// prepare_stale_templates() that makes templates, ...) completes it first, and the next
+  /// begin_sequence() then starts again. Throws like begin_sequence().
   void send_begin_sequence(const std::string& event_flags = {});
   // (Every public member that sends on a connection of the twin completes such a start first.)
+
+  /// The protocol of the twin's connection from its next command on: 2 (RESP2, where a twin
+  /// starts) or 3 (RESP3: HELLO 3 goes out before the next command the twin sends). On RESP3 a
+  /// step's reply is compared with the model in its RESP2 form (model::resp2_form), and for a
+  /// modelled command its RESP3 form is checked too (model/resp3.hpp: Step::resp3_diff fails
+  /// the step); Step::protocol and the script's HELLO lines record it. Observed tracking moves
+  /// with it (observe_tracking(); the model then tracks no key, as the server after CLIENT
+  /// TRACKING OFF). The event listener and the read-back connection stay on RESP2. Throws std::invalid_argument for another protocol,
+  /// std::logic_error for 3 in a build with hiredis 0.14 (resp::resp3_supported) or inside a
+  /// transaction; a server that refuses the HELLO makes that next command throw
+  /// std::runtime_error (resp::Client::hello).
+  void use_protocol(int protocol) {
+    if (protocol != 2 && protocol != 3) throw std::invalid_argument("use_protocol: " + std::to_string(protocol) + " (2 or 3)");
+    if (protocol == 3 && !resp::resp3_supported)
+      throw std::logic_error("use_protocol(3): RESP3 needs a build with hiredis 1.x (docs/guide/resp3.md)");
+    if (tx_ && protocol != protocol_) throw std::logic_error("use_protocol: inside a transaction");
+    protocol_ = protocol;
+  }
+  /// What use_protocol() set last (2 at first).
+  int protocol() const { return protocol_; }
 
   /// The server's clock (TIME), Unix ms.
   int64_t server_time() {
@@ -309,7 +331,6 @@ class Twin {
   /// (database 9, read-back connection) falls outside what a sequence is checked on.
   void prepare_stale_templates(const std::vector<Argv>& cmds) {
     if (!stale_.missing(c_->address(), cmds)) return;  // side() would complete a begin sent ahead
-    finish_begin();  // a begin_sequence() sent ahead is complete before the templates are made
     stale_.prepare(side(), cmds);
     saw_server_time(stale_.waited_until_ms());
   }
@@ -372,13 +393,7 @@ class Twin {
   }
   /// compare_state() of every database but 0 that the model or the server holds keys in
   /// (INFO keyspace: one more round trip, and one per such database).
-  std::vector<std::string> compare_other_dbs() {
-    std::vector<std::string> out;
-    const Reply info = side()("INFO", "keyspace");
-    for (int db : other_dbs_to_compare(ks_, info.is_string() ? info.str() : std::string()))
-      for (auto& d : keyspace_diff_db(side(), ks_, db, diff_options({}))) out.push_back(std::move(d));
-    return out;
-  }
+  std::vector<std::string> compare_other_dbs() { return compare_other_dbs(side()("INFO", "keyspace")); }
   /// compare_background_events(), compare_state() and compare_counters() (when observed), their
   /// lines in that order, in one round trip: the listeners' background markers, the INFO counters
   /// and compare_state()'s TIME, KEYS * and reads in one pipeline over the read-back connection
@@ -397,6 +412,8 @@ class Twin {
   static std::string oneline(const Reply& r) { return state::oneline(r); }
 
  private:
+  /// compare_other_dbs() given the reply of INFO keyspace (compare_all() reads it in its pipeline).
+  std::vector<std::string> compare_other_dbs(const Reply& keyspace_info);
   /// Forgets which servers hold the sequence function when `r` (a reply, or an element of one:
   /// an EXEC's) says a function was not found (load_sequence_function()).
   void saw_reply(const Reply& r) {
@@ -434,7 +451,8 @@ class Twin {
     PendingFlush flush;
   };
   std::optional<PendingBegin> pending_begin_;
-  /// Completes a begin_sequence() sent ahead, if any (its replies read, the counters rebased).
+  /// Completes a begin_sequence() sent ahead, if any (its replies read, the counters rebased),
+  /// then moves the twin's connection to use_protocol()'s protocol when it is on another.
   void finish_begin();
 
   KeyspaceDiffOptions diff_options(const std::function<bool(const std::string&)>& owns) const {
@@ -483,38 +501,7 @@ class Twin {
   /// checked against the model, which follows the server where the step says so; the step
   /// recorded. The read-backs (side()) see the server as it is now: right after the command.
   Step check(const detail::ModelCommand& mc, detail::Sent sent) { return check(mc, std::move(sent), CheckMode{}); }
-  Step check(const detail::ModelCommand& mc, detail::Sent sent, CheckMode mode) {
-    Step s = detail::step_of(mc, std::move(sent));
-    detail::KeyDeadlines before = detail::deadlines_before(ks_, mc);
-    std::optional<model::Keyspace> pre;  // over a window of milliseconds: what a later one would set
-    if (mode.readbacks && s.after_ms > s.before_ms) pre = ks_;
-    // Coverage cells (state/coverage.hpp): the command against the model state before it runs.
-    cells_.record(ks_, d_, mc.argv, mc.batch && !mc.tx.aborted && !mc.tx.unmodelled ? &*mc.batch : nullptr,
-                  mc.in_script, s.before_ms);
-    detail::keep_background(ks_, background_model_);
-    detail::Trial trial(ks_, d_, opt_, listeners_, tracking_model_, mc, s);
-    auto read_back = [this]() -> resp::Client& { return side(); };
-    try {
-      trial.attempt_first(mode.from_ms);  // at the window's start, judged: reply, events, tracking
-      detail::excuse_script_string(opt_, !script_strings_.empty(), s);  // encoding
-      trial.search_window(max_window_ms);
-      detail::settle_known_issues(opt_, d_, trial, ks_, s, read_back, max_window_ms,
-                                  [this](const model::Keyspace& k) { return counters_match(k); }, mode.from_ms);
-      trial.report_first();                                      // none agreed: the attempt at `before`
-      if (pre && s.ok) before = detail::without_moving(std::move(before), *pre, d_, mc, s.after_ms, ks_);
-      if (mode.readbacks) detail::shift_batch(trial, mc, before, read_back, ks_, s);  // a batch at the server's ms
-      detail::follow_server_invalidations(trial.tracking(), s);
-      tracking_model_ = trial.tracking();
-      detail::remember_dump(ks_, mc, s);
-      detail::note_script_strings(mc, script_strings_);
-      if (mode.readbacks) detail::adopt_deadlines(before, read_back, ks_, s, opt_.time_tolerance_ms);
-    } catch (const model::Unmodelled& e) {
-      unmodelled(mc, e, trial, s);
-    }
-    count(mc.argv, s.unmodelled.empty());
-    history_.push_back(s);
-    return s;
-  }
+  Step check(const detail::ModelCommand& mc, detail::Sent sent, CheckMode mode);
 
   /// The model side of the twin (state/detail/run_all.hpp: kept before a step whose millisecond
   /// may have to be tried again, and restored for that).
@@ -530,16 +517,8 @@ class Twin {
   ModelSide model_side() const {
     return {ks_, tracking_model_, background_model_, cells_, coverage_, script_strings_, hlen_unknown_, history_.size()};
   }
-  void restore(const ModelSide& m) {
-    ks_ = m.ks;
-    tracking_model_ = m.tracking;
-    background_model_ = m.background;
-    cells_ = m.cells;
-    coverage_ = m.coverage;
-    script_strings_ = m.script_strings;
-    hlen_unknown_ = m.hlen_unknown;
-    history_.resize(m.history);
-  }
+  void restore(const ModelSide& m);
+
   /// One pipelined run of run_all (state/detail/run_all.hpp).
   std::vector<Step> run_chunk(const std::vector<Argv>& cmds, bool stop_at_first);
 
@@ -547,22 +526,13 @@ class Twin {
   /// its commands name (an EXEC's: every command the server queued) are re-read into the model
   /// (state/adopt.hpp), the counters re-based (unless every one leaves the model alone:
   /// leaves_model_alone), and the step is ok; else it fails.
-  void unmodelled(const detail::ModelCommand& mc, const model::Unmodelled& e, detail::Trial& trial, Step& s) {
-    s.unmodelled = e.what();
-    s.tracking_diff.clear();
-    if (trial.window()) trial.restore();
-    adopt(mc.batch ? *mc.batch : std::vector<Argv>{mc.argv}, s);
-  }
+  void unmodelled(const detail::ModelCommand& mc, const model::Unmodelled& e, detail::Trial& trial, Step& s);
+
   /// With Options::adopt_unmodelled: the keys `cmds` (outside the model) name re-read into the
   /// model (state/adopt.hpp), the counters re-based unless every one leaves the model alone, and
   /// step `s` ok. Without: nothing, `s` stays failed.
-  void adopt(const std::vector<Argv>& cmds, Step& s) {
-    if (!opt_.adopt_unmodelled) return;
-    adopt_unmodelled(side(), ks_, cmds, hlen_unknown_, tracking_model_);
-    if (counters_.on() && (cmds.empty() || !std::all_of(cmds.begin(), cmds.end(), leaves_model_alone)))
-      observe_counters();
-    s.ok = true;
-  }
+  void adopt(const std::vector<Argv>& cmds, Step& s);
+
 
   /// Whether the server's INFO counters are those of model state `k` (a known issue's defect
   /// against the spec: state/known_divergence.hpp); nullopt when not observing them.
@@ -586,18 +556,8 @@ class Twin {
     return queued(argv, c_->call(argv));
   }
   /// The step of a command sent inside the open transaction, which the server answered `server`.
-  Step queued(const Argv& argv, Reply server) {
-    Step s;
-    s.argv = argv;
-    s.server = std::move(server);
-    s.before_ms = s.after_ms = tx_->before_ms;
-    const bool known = detail::queue_in(*tx_, d_, s);
-    if (opt_.mutate_model_reply) opt_.mutate_model_reply(s.argv, s.model);
-    s.ok = s.model == s.server;
-    count(s.argv, known);
-    history_.push_back(s);
-    return s;
-  }
+  Step queued(const Argv& argv, Reply server);
+
 
   /// One more modelled (or unmodelled) run of argv[0] in coverage().
   void count(const Argv& argv, bool modelled) {
@@ -627,6 +587,7 @@ class Twin {
   Cells cells_;  ///< cells(): command x field-state coverage
   std::optional<detail::Transaction> tx_;
   model::TrackingModel tracking_model_;
+  int protocol_ = 2;  ///< use_protocol(): the twin's connection is moved to it by finish_begin()
   struct Side {
     std::unique_ptr<resp::Client> c;
     bool function_loaded = false;  ///< known to hold the sequence function (load_sequence_function)
@@ -639,5 +600,6 @@ class Twin {
 
 }  // namespace expirykit::state
 
+#include <expirykit/state/detail/check_step.hpp>
 #include <expirykit/state/detail/run_all.hpp>
 #include <expirykit/state/detail/sequence_ends.hpp>

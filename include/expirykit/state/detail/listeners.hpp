@@ -36,14 +36,18 @@ class Listeners {
     if (tracking_) o.marker_channel = tracking_->marker_channel();
     events_ = std::make_unique<observe::KeyspaceEvents>(c, o);
   }
-  /// Turns CLIENT TRACKING on for `c` (REDIRECT to a connection of its own). Throws like
+  /// Turns CLIENT TRACKING on for `c`: REDIRECT to a connection of its own on RESP2, in band
+  /// (pushes on `c` itself) when `c` is on RESP3 (observe/tracking.hpp). Throws like
   /// observe::Tracking.
   void listen_tracking(resp::Client& c) {
     tracking_.reset();
     observe::Tracking::Options o;
     if (events_) o.marker_channel = events_->marker_channel();
+    o.in_band = c.protocol() == 3;
     tracking_ = std::make_unique<observe::Tracking>(c, o);
   }
+  /// CLIENT TRACKING off (observe::Tracking's destructor); the background heard is kept.
+  void stop_tracking() { tracking_.reset(); }
   bool events() const { return events_ != nullptr; }
   bool tracking() const { return tracking_ != nullptr; }
   bool any() const { return events() || tracking(); }

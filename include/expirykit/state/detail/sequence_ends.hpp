@@ -30,11 +30,22 @@ inline void Twin::send_begin_sequence(const std::string& event_flags) {
 }
 
 inline void Twin::finish_begin() {
-  if (!pending_begin_) return;
-  const PendingBegin p = std::move(*pending_begin_);
-  pending_begin_.reset();
-  const std::vector<Reply> r = flush_finish(p.flush);
-  if (p.set_flags) listeners_.event_listener()->set_flags_reply(r.front(), p.event_flags);
+  if (pending_begin_) {
+    const PendingBegin p = std::move(*pending_begin_);
+    pending_begin_.reset();
+    const std::vector<Reply> r = flush_finish(p.flush);
+    if (p.set_flags) listeners_.event_listener()->set_flags_reply(r.front(), p.event_flags);
+  }
+  if (c_->protocol() == protocol_) return;
+  // use_protocol(): tracking moves with it (REDIRECT on RESP2, in band on RESP3), and the model
+  // starts again with no key tracked, as the server does after CLIENT TRACKING OFF.
+  const bool tracking = listeners_.tracking();
+  if (tracking) listeners_.stop_tracking();
+  c_->hello(protocol_);
+  if (tracking) {
+    listeners_.listen_tracking(*c_);
+    tracking_model_ = model::TrackingModel{};
+  }
 }
 
 inline void Twin::begin_sequence(const std::string& event_flags) {
@@ -45,6 +56,13 @@ inline void Twin::begin_sequence(const std::string& event_flags) {
   }
   send_begin_sequence(event_flags);
   finish_begin();
+}
+
+inline std::vector<std::string> Twin::compare_other_dbs(const Reply& keyspace_info) {
+  std::vector<std::string> out;
+  for (int db : other_dbs_to_compare(ks_, keyspace_info.is_string() ? keyspace_info.str() : std::string()))
+    for (auto& d : keyspace_diff_db(side(), ks_, db, diff_options({}))) out.push_back(std::move(d));
+  return out;
 }
 
 inline std::vector<std::string> Twin::compare_all() {
@@ -60,8 +78,7 @@ inline std::vector<std::string> Twin::compare_all() {
   auto state = keyspace_diff_pipelined(s, ks_, server_time_estimate(), diff_options({}), std::move(first), r);
   auto out = background_until(token);
   out.insert(out.end(), std::make_move_iterator(state.begin()), std::make_move_iterator(state.end()));
-  for (int db : other_dbs_to_compare(ks_, r[keyspace_at].is_string() ? r[keyspace_at].str() : std::string()))
-    for (auto& d : keyspace_diff_db(s, ks_, db, diff_options({}))) out.push_back(std::move(d));
+  for (auto& d : compare_other_dbs(r[keyspace_at])) out.push_back(std::move(d));
   if (counters_.on()) {
     const auto server = observe::Counters::parse(r[at], r[at + 1], d_, 0, s.address());
     for (auto& d : counters_.compare_with(server, d_, ks_)) out.push_back(std::move(d));
