@@ -103,7 +103,7 @@ struct Config {
   std::optional<double> prop_seconds;
 
   /// EXPIRYKIT_PROTOCOL: `2`, `3` or `both`: the protocols the main property draws from per
-  /// sequence (property::property_protocols); nullopt: both with hiredis 1.x, else 2.
+  /// sequence (property::property_protocols); nullopt: both with hiredis 1.1 or later, else 2.
   std::optional<std::string> protocol;
 
   // ---- verdicts, baselines, benchmarks ----

@@ -106,6 +106,7 @@ class Tracking {
           const auto r = tracked_.read_for(opt_.timeout);
           if (!r || (r->is_array() && r->size() == 3 && (*r)[0] == resp::Reply::string("unsubscribe"))) break;
         }
+        tracked_.take_pushes();  // what arrived meanwhile is no later listener's
       }
     } catch (...) {
     }
@@ -164,6 +165,7 @@ class Tracking {
   void start_in_band() {
     if (tracked_.protocol() != 3)
       throw std::logic_error("tracking: in band needs the tracked connection on RESP3 (resp::Client::hello(3))");
+    tracked_.take_pushes();  // pushes from before tracking began are not its invalidations
     tracked_.append({"SUBSCRIBE", channel_});  // answered with a push only
     tracked_.send();
     const auto r = tracked_.read_for(opt_.timeout);
@@ -178,7 +180,13 @@ class Tracking {
     if (!opt_.in_band) return sub_->read_for(wait);
     if (pending_.empty())
       for (auto& p : tracked_.take_pushes()) pending_.push_back(std::move(p));
-    if (pending_.empty()) return tracked_.read_for(wait);
+    if (pending_.empty()) {
+      auto r = tracked_.read_for(wait);
+      if (r && r->resp3_type() != resp::Resp3Type::push)  // a reply some command still awaited
+        throw std::logic_error("tracking: read_until() read a reply, not a push, from the tracked connection (" +
+                               r->oneline() + "): call it only when no reply is pending there");
+      return r;
+    }
     resp::Reply r = std::move(pending_.front());
     pending_.pop_front();
     return r;

@@ -306,13 +306,13 @@ inline const std::vector<std::string>& event_flag_choices() {
 
 /// The protocols the main property runs its sequences on, each drawn per sequence:
 /// EXPIRYKIT_PROTOCOL `2`, `3` or `both` ({2}, {3}, {2, 3}); unset: both when this build's hiredis
-/// parses RESP3 (resp::resp3_supported), else 2. Throws std::invalid_argument for `3` or `both`
+/// handles RESP3 (resp::resp3_supported), else 2. Throws std::invalid_argument for `3` or `both`
 /// in a build with hiredis 0.14.
 inline std::vector<int> property_protocols() {
   const auto& v = config().protocol;
   if (!v) return resp::resp3_supported ? std::vector<int>{2, 3} : std::vector<int>{2};
   if (*v != "2" && !resp::resp3_supported)
-    throw std::invalid_argument("EXPIRYKIT_PROTOCOL=" + *v + ": RESP3 needs a build with hiredis 1.x (docs/guide/resp3.md)");
+    throw std::invalid_argument("EXPIRYKIT_PROTOCOL=" + *v + ": RESP3 needs a build with hiredis 1.1 or later (docs/guide/resp3.md)");
   return *v == "2" ? std::vector<int>{2} : *v == "3" ? std::vector<int>{3} : std::vector<int>{2, 3};
 }
 

@@ -45,7 +45,7 @@ struct SequenceOptions {
   /// When the twin observes events and this is not empty: notify-keyspace-events for this
   /// sequence, set with its FLUSHALL (Twin::begin_sequence).
   std::string event_flags;
-  /// The protocol the sequence runs on (2 or 3: Twin::use_protocol; 3 needs hiredis 1.x);
+  /// The protocol the sequence runs on (2 or 3: Twin::use_protocol; 3 needs hiredis 1.1 or later);
   /// 0 leaves the twin's as it is.
   int protocol = 0;
 };

@@ -3,8 +3,8 @@
 // RAII: one Client owns one connection. Commands are binary-safe argument vectors.
 // Server errors come back as Reply::error values; only connection failures (refused, reset,
 // timeout, protocol error) throw ConnectionError, whose message names the address.
-// A connection starts on RESP2. hello(3) moves it to RESP3 when the build's hiredis is 1.x
-// (resp3_supported; hiredis 0.14 cannot parse RESP3: never send HELLO 3 yourself there): replies
+// A connection starts on RESP2. hello(3) moves it to RESP3 when the build's hiredis is 1.1 or
+// later (resp3_supported; hiredis 0.14 cannot parse RESP3: never send HELLO 3 yourself there): replies
 // then keep their RESP3 type beside their RESP2 one (resp/reply.hpp), and push messages
 // (tracking invalidations, pub/sub) never take a command's place: they are kept for
 // take_pushes().
@@ -45,8 +45,10 @@ class ConnectionError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Whether this build's hiredis parses RESP3 (hiredis 1.x; bookworm's 0.14 does not).
-inline constexpr bool resp3_supported = HIREDIS_MAJOR >= 1;
+/// Whether this build's hiredis handles RESP3: 1.1 or later (bookworm's 0.14 parses no RESP3;
+/// 1.0.x hands a buffered push to redisGetReply as the command's reply, aborts on a push holding
+/// a nil, and reads doubles as empty: fixed in v1.1.0, redis/hiredis b9b9f44, c8adea4, b455b33).
+inline constexpr bool resp3_supported = HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1);
 
 namespace detail {
 inline Reply from_hiredis(const redisReply* r) {
@@ -63,7 +65,7 @@ inline Reply from_hiredis(const redisReply* r) {
       for (std::size_t i = 0; i < r->elements; ++i) e.push_back(from_hiredis(r->element[i]));
       return Reply::array(std::move(e));
     }
-#if HIREDIS_MAJOR >= 1
+#if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)  // resp3_supported
     // RESP3 (after HELLO 3): kept as the RESP2 type of the same data (resp/reply.hpp).
     case REDIS_REPLY_MAP:
     case REDIS_REPLY_SET:
@@ -84,22 +86,26 @@ inline Reply from_hiredis(const redisReply* r) {
       return Reply::error("expirykit: unexpected hiredis reply type " + std::to_string(r->type));
   }
 }
-#if HIREDIS_MAJOR >= 1
+#if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)  // resp3_supported
 /// The push messages a RESP3 connection received while a command's reply was awaited.
 struct PushQueue {
   static constexpr std::size_t max = 65536;  ///< kept at most; older ones dropped (counted)
   std::deque<Reply> q;
   std::size_t dropped = 0;
 };
-inline void keep_push(void* privdata, void* reply) {
+inline void keep_push(void* privdata, void* reply) noexcept {  // called from hiredis's C frames
   std::unique_ptr<void, void (*)(void*)> guard(reply, freeReplyObject);
   auto* p = static_cast<PushQueue*>(privdata);
   if (!p) return;
-  if (p->q.size() >= PushQueue::max) {
-    p->q.pop_front();
+  try {
+    if (p->q.size() >= PushQueue::max) {
+      p->q.pop_front();
+      ++p->dropped;
+    }
+    p->q.push_back(from_hiredis(static_cast<redisReply*>(reply)));
+  } catch (...) {  // out of memory: counted as dropped
     ++p->dropped;
   }
-  p->q.push_back(from_hiredis(static_cast<redisReply*>(reply)));
 }
 #endif
 struct ReplyFree {
@@ -145,7 +151,7 @@ class Client {
     ctx_.reset(redisConnectWithTimeout(host_.c_str(), port_, detail::to_timeval(opts.connect_timeout)));
     if (!ctx_) throw ConnectionError(address() + ": cannot allocate a hiredis context");
     if (ctx_->err) fail("cannot connect");
-#if HIREDIS_MAJOR >= 1
+#if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)  // resp3_supported
     ctx_->privdata = pushes_.get();  // a stable address: the Client may move
     redisSetPushCallback(ctx_.get(), &detail::keep_push);
 #endif
@@ -203,7 +209,7 @@ class Client {
   Reply hello(int protocol) {
     if (protocol != 2 && protocol != 3) throw std::invalid_argument("hello: protocol " + std::to_string(protocol) + " (2 or 3)");
     if (protocol == 3 && !resp3_supported)
-      throw std::logic_error(address() + ": RESP3 needs hiredis 1.x; this build has hiredis " + std::to_string(HIREDIS_MAJOR) +
+      throw std::logic_error(address() + ": RESP3 needs hiredis 1.1 or later; this build has hiredis " + std::to_string(HIREDIS_MAJOR) +
                              "." + std::to_string(HIREDIS_MINOR) + " (docs/guide/resp3.md)");
     Reply r = call({"HELLO", std::to_string(protocol)});
     if (r.is_error()) throw std::runtime_error(address() + ": HELLO " + std::to_string(protocol) + " refused: " + r.str());
@@ -219,7 +225,7 @@ class Client {
   /// dropped. (read_for() returns a push it reads itself, as the reply it waited for.)
   std::vector<Reply> take_pushes() {
     std::vector<Reply> out;
-#if HIREDIS_MAJOR >= 1
+#if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)  // resp3_supported
     if (!pushes_) return out;  // moved from
     out.assign(std::make_move_iterator(pushes_->q.begin()), std::make_move_iterator(pushes_->q.end()));
     pushes_->q.clear();
@@ -227,7 +233,7 @@ class Client {
     return out;
   }
   std::size_t dropped_pushes() const {
-#if HIREDIS_MAJOR >= 1
+#if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)  // resp3_supported
     return pushes_ ? pushes_->dropped : 0;
 #else
     return 0;
@@ -364,7 +370,7 @@ class Client {
   std::chrono::milliseconds delay_{0};
   bool unsent_ = false;  // append() queued something read() has not sent yet
   int protocol_ = 2;
-#if HIREDIS_MAJOR >= 1
+#if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)  // resp3_supported
   std::unique_ptr<detail::PushQueue> pushes_ = std::make_unique<detail::PushQueue>();
 #endif
   std::size_t record_max_ = 0;

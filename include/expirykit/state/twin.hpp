@@ -125,6 +125,7 @@ class Twin {
   /// under notify-keyspace-events `flags` (set now, restored when the twin goes). A mismatch
   /// makes the step fail. Throws like observe::KeyspaceEvents.
   void observe_events(const std::string& flags = "KEA") {
+    finish_begin();
     listeners_.listen_events(*c_, flags);
     ks_.take_events();
   }
@@ -236,13 +237,13 @@ class Twin {
   /// the step); Step::protocol and the script's HELLO lines record it. Observed tracking moves
   /// with it (observe_tracking(); the model then tracks no key, as the server after CLIENT
   /// TRACKING OFF). The event listener and the read-back connection stay on RESP2. Throws std::invalid_argument for another protocol,
-  /// std::logic_error for 3 in a build with hiredis 0.14 (resp::resp3_supported) or inside a
-  /// transaction; a server that refuses the HELLO makes that next command throw
-  /// std::runtime_error (resp::Client::hello).
+  /// std::logic_error for 3 in a build without RESP3 (resp::resp3_supported: hiredis 1.1 or
+  /// later) or for a change inside a transaction; a server that refuses the HELLO makes that
+  /// next command throw std::runtime_error (resp::Client::hello), the twin staying on its protocol.
   void use_protocol(int protocol) {
     if (protocol != 2 && protocol != 3) throw std::invalid_argument("use_protocol: " + std::to_string(protocol) + " (2 or 3)");
     if (protocol == 3 && !resp::resp3_supported)
-      throw std::logic_error("use_protocol(3): RESP3 needs a build with hiredis 1.x (docs/guide/resp3.md)");
+      throw std::logic_error("use_protocol(3): RESP3 needs a build with hiredis 1.1 or later (docs/guide/resp3.md)");
     if (tx_ && protocol != protocol_) throw std::logic_error("use_protocol: inside a transaction");
     protocol_ = protocol;
   }
@@ -367,9 +368,21 @@ class Twin {
   }
 
   /// Active expiry switched off (DEBUG SET-ACTIVE-EXPIRE 0) / on; returns the server's reply.
+  /// Recorded in history() as a step outside the model (its window the TIME read with it), so
+  /// script() and a crash triage's replay pause where the twin did; it is not counted in
+  /// coverage().
   Reply set_active_expire(bool on) {
     finish_begin();
-    return (*c_)("DEBUG", "SET-ACTIVE-EXPIRE", on ? "1" : "0");
+    const std::vector<Reply> r = c_->pipeline({{"DEBUG", "SET-ACTIVE-EXPIRE", on ? "1" : "0"}, {"TIME"}});
+    Step s;
+    s.argv = {"DEBUG", "SET-ACTIVE-EXPIRE", on ? "1" : "0"};
+    s.protocol = c_->protocol();
+    s.server = r[0].without_resp3();
+    s.before_ms = s.after_ms = saw_server_time(server::time_ms(r[1]));
+    s.unmodelled = "the twin's own switch (Twin::set_active_expire): active expiry is the model's reclaim_model()";
+    s.ok = !s.server.is_error();
+    history_.push_back(s);
+    return r[0];
   }
 
   /// Model: active expiry fully done at the server's current time.
@@ -546,6 +559,7 @@ class Twin {
   Step hold_back(const Argv& argv, const std::string& row_id) {
     cells_.record(ks_, d_, argv, nullptr, false, history_.empty() ? 0 : history_.back().after_ms);
     Step s = detail::not_sent(argv, row_id);
+    s.protocol = c_->protocol();
     history_.push_back(s);
     return s;
   }

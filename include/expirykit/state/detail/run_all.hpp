@@ -78,6 +78,7 @@ inline bool names_other_db(const std::vector<ModelCommand>& mcs, std::size_t fro
 }  // namespace detail
 
 inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool stop_at_first, std::size_t max_run) {
+  finish_begin();  // a begin sent ahead read, use_protocol()'s protocol on: none changes during the runs
   // `@stale:` payloads are known before sending (state/stale_templates.hpp): resolved up front,
   // their RESTOREs go in pipelined runs like any other command.
   std::vector<Argv> resolved;
@@ -240,6 +241,7 @@ inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool sto
       s.server = s.model = sents[k].reply;
       s.before_ms = s.after_ms = sents[n - 1].before_ms;
       s.unmodelled = "sent after a MULTI the server refused (laid out as queued: no TIME window of its own)";
+      s.protocol = c_->protocol();
       adopt({mcs[k].argv}, s);
       count(s.argv, false);
       history_.push_back(s);

@@ -41,7 +41,14 @@ inline void Twin::finish_begin() {
   // starts again with no key tracked, as the server does after CLIENT TRACKING OFF.
   const bool tracking = listeners_.tracking();
   if (tracking) listeners_.stop_tracking();
-  c_->hello(protocol_);
+  try {
+    c_->hello(protocol_);
+  } catch (...) {  // refused (or the connection broke): the twin stays on the protocol it has
+    protocol_ = c_->protocol();
+    if (tracking && c_->connected()) listeners_.listen_tracking(*c_);
+    tracking_model_ = model::TrackingModel{};
+    throw;
+  }
   if (tracking) {
     listeners_.listen_tracking(*c_);
     tracking_model_ = model::TrackingModel{};
