@@ -77,7 +77,7 @@ struct Batch {
 std::string S(int64_t v) { return std::to_string(v); }
 
 /// A varied keyspace with far deadlines (10 min to 1 h from the server's `t0`): small hashes
-/// (listpack / listpackex sized), a 300-field hash, large values (> hash-max-listpack-value),
+/// (listpack / listpackex sized), hashes of 15, 16 and 17 volatile fields, a 300-field hash, large values (> hash-max-listpack-value),
 /// a key TTL over field TTLs, and every command that sets, keeps or drops a field TTL
 /// (HPEXPIREAT, HEXPIRE, HSETEX PXAT/PX/KEEPTTL, HGETEX PXAT/EX, HPERSIST, HPEXPIRE 0, HGETDEL).
 void fill_rich(Client& c, int64_t t0, bool hgetdel) {
@@ -115,6 +115,15 @@ void fill_rich(Client& c, int64_t t0, bool hgetdel) {
   }
   b.add({"HSET", "plain", "x", "1", "y", "2"}, Reply::integer(2));
   b.add({"SET", "str", "v", "PX", S(60 * kMinute)}, Reply::ok());
+  // 15, 16 and 17 volatile fields: both sides of Redis's 16-item boundary where a hash's
+  // deadlines go from a list to a rax (EB_LIST_MAX_ITEMS; redis-hfe.md checklist 92).
+  for (int n : {15, 16, 17}) {
+    Argv h{"HSETEX", "edge" + S(n), "PXAT", S(t0 + 15 * kMinute), "FIELDS", S(n)};
+    for (int i = 0; i < n; ++i) h.insert(h.end(), {"e" + S(i), "v" + S(i)});
+    b.add(h, Reply::integer(1));
+    for (int i = 0; i < n; i += 2)  // deadlines of their own for half of them
+      b.add({"HPEXPIREAT", "edge" + S(n), S(t0 + 16 * kMinute + n * 100 + i), "FIELDS", "1", "e" + S(i)}, Reply::ints({1}));
+  }
   b.run(c);
 }
 

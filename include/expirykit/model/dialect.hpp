@@ -268,6 +268,12 @@ struct Dialect {
   /// HSET over an expired field counts as a new field: Valkey 1 (valkey-io/valkey#3060), Redis
   /// 0 (the stored field is overwritten in place). Either way the field ends up live without TTL.
   bool hset_expired_counts_new = true;
+  /// Loading an RDB (a restart, DEBUG RELOAD) skips fields past their deadline, and a hash left
+  /// without a field (Valkey 9.1.2: rdb_last_load_keys_loaded does not count it; valkey-hfe.md
+  /// checklist 111); Redis loads them as stored and counts the key, its fields reclaimed later
+  /// by active expiry or a lazy read, expired_subkeys 0 until then (redis-hfe.md checklist 90,
+  /// 91). Live 2026-12-06 (Valkey 9.1.2, Redis 8.0.6, 8.6.3): model::Keyspace::after_load.
+  bool load_skips_due_fields = false;
 
   // ---- effects: events, counters, encodings (model/effects.hpp) ----
   /// A write over a logically expired field first deletes it as expired: `hexpired` and
@@ -339,6 +345,7 @@ struct Dialect {
     d.sec_rounding = Rounding::nearest;
     d.max_field_expire_ms = std::numeric_limits<int64_t>::max();
     d.lazy_delete_on_read = false;
+    d.load_skips_due_fields = true;
     d.hdel_expired_reply = 0;
     d.hset_expired_counts_new = true;
     d.overwrite_expired_notifies = true;
@@ -390,6 +397,7 @@ struct Dialect {
     d.sec_rounding = Rounding::ceiling;
     d.max_field_expire_ms = (int64_t{1} << 46) - 1;
     d.lazy_delete_on_read = true;
+    d.load_skips_due_fields = false;
     d.hdel_expired_reply = 1;
     d.hset_expired_counts_new = false;
     d.overwrite_expired_notifies = false;

@@ -207,6 +207,43 @@ class Keyspace {
     return out;
   }
 
+  /// What a server holds right after loading this keyspace from an RDB at now_ms (a restart,
+  /// DEBUG RELOAD), before active expiry or any command runs: keys past their key TTL are not
+  /// loaded; with `skips_due_fields` (Dialect::load_skips_due_fields: Valkey) neither are fields
+  /// past their deadline, nor a hash left without a field; without it (Redis) those fields are
+  /// loaded as stored, logically expired, for active expiry or a lazy read to reclaim later
+  /// (live 2026-12-06 with active expiry paused, DEBUG RELOAD: Valkey 9.1.2 loaded 2 of 3 keys
+  /// (an all-due hash skipped), Redis 8.0.6 and 8.6.3 all 3, with HLEN counting the due fields;
+  /// redis-hfe.md checklist 90, 91; valkey-hfe.md checklist 111). No events, counters zero.
+  /// loaded(now_ms) is this state with active expiry done.
+  Keyspace after_load(int64_t now_ms, bool skips_due_fields) const {
+    Keyspace out = *this;
+    auto load = [&](Map& m) {
+      for (auto it = m.begin(); it != m.end();) {
+        Entry& e = it->second;
+        if (e.expire_ms && deadline_passed(*e.expire_ms, now_ms)) {
+          it = m.erase(it);
+          continue;
+        }
+        if (skips_due_fields && e.is_hash()) {
+          auto& fs = e.hash().fields;
+          const bool had = !fs.empty();
+          for (auto f = fs.begin(); f != fs.end();) f = f->second.expired(now_ms) ? fs.erase(f) : std::next(f);
+          if (had && fs.empty()) {
+            it = m.erase(it);
+            continue;
+          }
+        }
+        ++it;
+      }
+    };
+    load(out.keys_);
+    for (auto& [n, m] : out.other_) load(m);
+    out.events_.clear();
+    out.counters_ = Counters{};
+    return out;
+  }
+
   /// Fields logically expired at now_ms but not reclaimed, over all keys.
   std::size_t expired_unreclaimed(int64_t now_ms) const {
     std::size_t n = 0;

@@ -385,6 +385,21 @@ class Twin {
     return r[0];
   }
 
+  /// The server under test loaded its data from an RDB again (DEBUG RELOAD on any connection):
+  /// the model becomes what the load leaves at the server's time now (model::Keyspace::
+  /// after_load under Dialect::load_skips_due_fields: due fields skipped or kept as stored), the
+  /// INFO counters re-based when observed (a load counts nothing), the history kept. For a load
+  /// that replays an AOF (DEBUG LOADAOF) or a restart (new connections), compare with
+  /// Snapshot / model::Keyspace::loaded instead. Throws std::logic_error while observing
+  /// tracking (the load invalidates every tracked key: not modelled).
+  void follow_load() {
+    finish_begin();
+    if (listeners_.tracking()) throw std::logic_error("follow_load: not while observing tracking");
+    ks_ = ks_.after_load(server_time(), d_.load_skips_due_fields);
+    background_model_.clear();
+    if (counters_.on()) observe_counters();
+  }
+
   /// Model: active expiry fully done at the server's current time.
   /// Its events (hexpired, del, expired) are compared by compare_background_events().
   std::size_t reclaim_model() {
