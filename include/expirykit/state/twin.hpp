@@ -118,7 +118,14 @@ class Twin {
 
   Twin(resp::Client& c, model::Dialect d) : Twin(c, std::move(d), Options{}) {}
   Twin(resp::Client& c, model::Dialect d, Options o) : c_(&c), d_(std::move(d)), opt_(o) {
-    limits_read_ = read_listpack_limits(*c_, ks_);
+    limits_read_ = state::read_listpack_limits(*c_, ks_);
+  }
+  /// Reads hash-max-listpack-entries and -value again (CONFIG GET), as the constructor does:
+  /// after a test changed them, later writes are modelled (and encodings compared) under the new
+  /// limits. Returns false (encodings then not compared) when the server answers no limits.
+  bool read_listpack_limits() {
+    finish_begin();
+    return limits_read_ = state::read_listpack_limits(*c_, ks_);
   }
 
   /// From now on every run() also checks the keyspace notifications the command emitted,
