@@ -133,3 +133,28 @@ TEST_CASE_METHOD(ActiveExpiry, "Active expiry of TTLs set in seconds and at abso
   CHECK(both("HGETALL k4") == Reply::strings({"a", "9"}));
   CHECK(both("HGETALL k5") == Reply::strings({"x", "2"}));
 }
+
+TEST_CASE_METHOD(ActiveExpiry, "A field deleted before its deadline expires nothing later; a lazy read that empties a hash",
+                 "[semantics][active]") {
+  // redis-hfe.md checklist 88: no hexpired for a TTL field HDEL already removed (and none for a
+  // field HGETDEL took); a read that meets only expired fields: Redis deletes them lazily
+  // (hexpired, then del with the last one), Valkey leaves them to active expiry. Events,
+  // counters and state against the model.
+  auto& t = running();
+  const auto d = t.dialect();
+  REQUIRE(both("HSET h a 1 b 2 keep 3") == Reply::integer(3));
+  CHECK(both("HPEXPIRE h 300 FIELDS 2 a b") == Reply::ints({1, 1}));
+  CHECK(both("HDEL h a") == Reply::integer(1));
+  if (d.has_hgetdel) CHECK(both("HGETDEL h FIELDS 1 b") == Reply::strings({"2"}));
+  check_active_expiry(t.history().back().after_ms + 300);
+  CHECK(both("HGETALL h") == Reply::strings({"keep", "3"}));
+  // Active expiry paused: every field of "lazy" passes its deadline, then one HMGET reads both.
+  REQUIRE(t.set_active_expire(false) == Reply::ok());
+  REQUIRE(both("HSET lazy x 1 y 2") == Reply::integer(2));
+  CHECK(both("HPEXPIRE lazy 20 FIELDS 2 x y") == Reply::ints({1, 1}));
+  t.wait_until_past(t.history().back().after_ms + 20, 5);
+  CHECK(both("HMGET lazy x y") == Reply::array({Reply::nil(), Reply::nil()}));
+  CHECK(both("EXISTS lazy") == Reply::integer(d.lazy_delete_on_read ? 0 : 1));
+  check_counters();
+  check_active_expiry(t.server_time());
+}

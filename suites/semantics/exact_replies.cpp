@@ -59,6 +59,13 @@ TEST_CASE_METHOD(TwinFixture, "Exact replies: FIELDS as the last argument, per c
   if (identity().caps.hgetex)
     lines.insert(lines.end(), {"HGETEX h FIELDS", "HGETEX h PX 10 FIELDS", "HGETEX h PERSIST FIELDS", "HGETEX h FIELDS 1"});
   if (identity().caps.hgetdel) lines.insert(lines.end(), {"HGETDEL h FIELDS", "HGETDEL h FIELDS 1"});
+  // Long enough to pass the table's arity, so the command itself refuses the missing count
+  // (valkey-hfe.md checklist 67): two conditions (Valkey takes several), HSETEX with two flags,
+  // HGETEX with a time, FIELDS twice.
+  lines.insert(lines.end(), {"HEXPIRE h 100 NX XX FIELDS", "HPEXPIRE h 100 FIELDS 1 a FIELDS", "HTTL h FIELDS 1 a FIELDS"});
+  if (identity().caps.hsetex)
+    lines.insert(lines.end(), {"HSETEX h FNX EX 10 FIELDS", "HSETEX h FXX KEEPTTL FIELDS 1 a 1 FIELDS"});
+  if (identity().caps.hgetex) lines.insert(lines.end(), {"HGETEX h EX 10 FIELDS 1 a FIELDS", "HGETEX h PXAT 4000000000000 FIELDS"});
   for (const auto& line : lines) CHECK(both(line).is_error());
   CHECK(both("HTTL h FIELDS 2 a b") == Reply::ints({-1, -1}));  // nothing was changed
   CHECK(both("HLEN h") == Reply::integer(2));
