@@ -31,10 +31,11 @@
 
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/model/keyspace.hpp>
-#include <expirykit/observe/aof.hpp>
 #include <expirykit/server/clock.hpp>
 #include <expirykit/server/persistence.hpp>
 #include <expirykit/state/snapshot.hpp>
+
+#include "aof_base_deadlines.hpp"
 
 using expirykit::catch2::ServerFixture;
 using expirykit::process::Persistence;
@@ -325,43 +326,25 @@ TEST_CASE_METHOD(ServerFixture, "BGREWRITEAOF neither resets nor drops a field T
       CHECK(base.find("HPEXPIRE\r\n") == std::string::npos);
       CHECK(base.find("HEXPIRE\r\n") == std::string::npos);
       // One absolute deadline per volatile field, the server's to the millisecond, and no HDEL
-      // (valkey-hfe.md checklist 80): read from the commands of the base (Valkey: HSETEX key PXAT
-      // t FIELDS n f v ..., Redis: HPEXPIREAT key t FIELDS n f ...).
+      // (valkey-hfe.md checklist 80).
+      const auto w = base_deadlines(base, base_name);
       const Snapshot at_rewrite = Snapshot::take(c, "at the rewrite");
-      std::map<std::string, std::map<std::string, int64_t>> written;
-      int deadlines = 0, hdels = 0;
-      for (const auto& a : expirykit::observe::parse_aof(base, base_name)) {
-        std::string n = a[0];
-        for (auto& ch : n) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
-        hdels += n == "HDEL";
-        if ((n != "HSETEX" && n != "HPEXPIREAT") || a.size() < 5) continue;
-        const auto fields_at = std::find(a.begin(), a.end(), "FIELDS") - a.begin();
-        const auto pxat = std::find(a.begin(), a.end(), "PXAT") - a.begin();
-        const std::string at = n == "HPEXPIREAT" ? a[2] : pxat + 1 < fields_at ? a[pxat + 1] : "";
-        if (at.empty() || fields_at + 1 >= static_cast<std::ptrdiff_t>(a.size())) continue;
-        const int count = std::stoi(a[fields_at + 1]);
-        const int step = n == "HSETEX" ? 2 : 1;  // HSETEX names each field with its value
-        for (int i = 0; i < count && fields_at + 2 + i * step < static_cast<std::ptrdiff_t>(a.size()); ++i) {
-          written[a[1]][a[fields_at + 2 + i * step]] = std::stoll(at);
-          ++deadlines;
-        }
-      }
       int volatile_fields = 0;
       std::vector<std::string> wrong;
       for (const auto& [k, ks] : at_rewrite.keys)
         for (const auto& [f, fs] : ks.fields) {
           if (!fs.expire_ms) continue;
           ++volatile_fields;
-          const auto it = written[k].find(f);
-          if (it == written[k].end() || it->second != *fs.expire_ms)
+          const auto it = w.at.find(k + " " + f);
+          if (it == w.at.end() || it->second != *fs.expire_ms)
             wrong.push_back(k + " " + f + ": server " + S(*fs.expire_ms) + ", base " +
-                            (it == written[k].end() ? std::string("none") : S(it->second)));
+                            (it == w.at.end() ? std::string("none") : S(it->second)));
         }
       INFO("deadlines the base writes that differ from the server's:\n" << join(wrong));
       CHECK(wrong.empty());
-      CHECK(deadlines == volatile_fields);  // one each, none twice
+      CHECK(w.deadlines == volatile_fields);  // one each, none twice
       CHECK(volatile_fields > 300);
-      CHECK(hdels == 0);
+      CHECK(w.hdels == 0);
     }
     // Writes after the rewrite go to the new increment, replayed on top of the base.
     Batch()
