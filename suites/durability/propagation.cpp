@@ -110,6 +110,10 @@ const std::vector<Case>& cases() {
       {{"HSET h a 1"}, "HINCRBY h a 5"},
       {{"HSET h a 1"}, "HINCRBYFLOAT h a 1.5"},
       {{"HSET h a 1", "HEXPIRE h 100 FIELDS 1 a"}, "HINCRBYFLOAT h a 1.5"},
+      // A field without a deadline in a hash that stores one (Valkey: HSET), and after HPERSIST.
+      {{"HSET h a 1 b 2", "HEXPIRE h 100 FIELDS 1 a"}, "HINCRBY h b 5"},
+      {{"HSET h a 1", "HEXPIRE h 100 FIELDS 1 a"}, "HINCRBY h n 5"},
+      {{"HSET h a 1 b 2", "HEXPIRE h 100 FIELDS 1 a", "HPERSIST h FIELDS 1 a"}, "HINCRBY h b 5"},
   };
   return all;
 }
@@ -332,6 +336,43 @@ TEST_CASE_METHOD(PropagationFixture, "Propagation: fields reclaimed past their d
       const auto want = model::expiry_propagated(d, before, t.model(), "h", true);
       CHECK(want.empty() == !d.lazy_delete_on_read);
       check_written(want);
+    }
+    t.set_active_expire(true);
+  }
+  SECTION("a write over an expired field, active expiry paused") {
+    // What a write writes when a field it names has logically expired (model::propagated). Found
+    // by the replica's notifications (replica.cpp): Valkey 9.1.2 writes HSETEX KEEPTTL over an
+    // expired field as MULTI, HDEL, HSETEX, EXEC, and HDEL for a past time over one. Redis
+    // deletes the field lazily first and wraps that HDEL and the command's own form in one
+    // MULTI / EXEC (live 8.0.6 and 8.6.3: MULTI, HDEL h a, HINCRBY h a 5, EXEC; but a past
+    // HSETEX PXAT over it writes one HDEL): not modelled yet, so Redis is left out here.
+    if (d.lazy_delete_on_read) return;
+    REQUIRE(t.set_active_expire(false) == resp::Reply::ok());
+    std::vector<std::string> writes = {"HINCRBY h a 5", "HINCRBYFLOAT h a 1.5"};
+    if (d.has_hsetex)
+      writes.insert(writes.end(), {"HSETEX h KEEPTTL FIELDS 1 a 9", "HSETEX h PXAT 1 FIELDS 1 a 9", "HSETEX h FIELDS 1 a 9",
+                                   "HSETEX h EX 100 FIELDS 2 a 9 b 8", "HSETEX h KEEPTTL FIELDS 2 a 9 b 8"});
+    for (const auto& w : writes) {
+      CAPTURE(w);
+      t.flushall();
+      REQUIRE(t.run("HSET h a 1 b 2").ok);
+      REQUIRE(t.run("HPEXPIRE h 20 FIELDS 1 a").ok);
+      t.wait_until_past(t.model().raw("h")->hash().fields.at("a").expire_ms.value_or(0), 20);
+      mark();
+      const model::Keyspace before = t.model();
+      const state::Step s = t.run(w);
+      INFO(s.describe());
+      CHECK(s.ok);
+      if (!s.ok) continue;
+      const auto own = model::propagated(d, s.argv, s.model, before, t.model(), s.model_at_ms);
+      REQUIRE(own);
+      const std::vector<Argv>& want = *own;
+      const std::vector<Argv> got = aof_read();
+      const auto sent = stream_read();
+      INFO("the AOF got:" << text(got) << "\nthe replication stream carried:" << (sent ? text(*sent) : "(not read)")
+                          << "\nthe model (" << d.name << ") says:" << text(want));
+      CHECK(same(got, want));
+      if (sent) CHECK(same(*sent, want));
     }
     t.set_active_expire(true);
   }

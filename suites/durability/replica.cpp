@@ -119,15 +119,43 @@ class ReplicaCases : public expirykit::catch2::ReplicaFixture {
       INFO(context(s) << "waited for the server clock to pass the 1 ms TTLs at " << latest);
       REQUIRE(reached > latest);
     }
+    // The replica's keyspace notifications for the scenario's commands, from here on.
+    sync();
+    observe::KeyspaceEvents::Options eo;
+    eo.flags = "KEA";
+    observe::KeyspaceEvents heard(replica(), eo);
+    // What the replica runs: each command's propagated form (model::propagated), on a model of
+    // the replica that holds every field live (a replica expires nothing itself). Not with
+    // logically expired fields on Redis (it writes its lazy deletions too, which propagated()
+    // does not give).
+    const model::Dialect& d = twin().dialect();
+    model::Keyspace on_replica = twin().model();
+    (void)on_replica.take_events();
+    bool predictable = s.expire.empty() || !twin().dialect().lazy_delete_on_read;
     for (const auto& line : s.cmds) {
+      const model::Keyspace before = twin().model();
       const auto st = step(s, replica_cases::expand(line, t0));
+      const auto written = model::propagated(d, st.argv, st.model, before, twin().model(), st.model_at_ms);
+      if (!written) predictable = false;
+      if (predictable)
+        for (const auto& a : *written)
+          if (a[0] != "MULTI" && a[0] != "EXEC")  // a replica expires nothing: its fields are live to it
+            (void)model::apply(on_replica, d, a, replica_events::before_any_deadline(on_replica, st.model_at_ms));
       if (line.rfind("HSETEX", 0) == 0 && (line.find(" NX ") != std::string::npos || line.find(" XX ") != std::string::npos)) {
         // Key-level NX/XX of HSETEX: Valkey 9.1 only; Redis replies an error (model/dialect.hpp).
         INFO(context(s));
         CHECK(st.server.is_error() == !twin().dialect().hsetex_key_nx_xx);
       }
     }
-    return compare(s);
+    sync();
+    replica().call(heard.marker("after the commands"));
+    const auto got = replica_events::of(heard.read_until("after the commands"));
+    const auto want = replica_events::of(on_replica.take_events());
+    std::string events;
+    if (predictable && got != want)
+      events = "the replica notified:" + replica_events::shown(got) +
+               "\nthe model of what its primary wrote for it says:" + replica_events::shown(want) + "\n";
+    return events + compare(s);
   }
 
   /// CHECKs the primary against the model; returns the replica's differences from the primary

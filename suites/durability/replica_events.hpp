@@ -61,6 +61,17 @@ inline Heard from_primary_deletions(const expirykit::model::Dialect& d, const ex
   return of(on_replica.take_events());
 }
 
+/// `now_ms`, or earlier: 1 ms before the earliest field deadline `ks` stores (db 0), so that the
+/// model runs a replica's commands on fields it still holds as live, as a replica does.
+inline int64_t before_any_deadline(const expirykit::model::Keyspace& ks, int64_t now_ms) {
+  int64_t at = now_ms;
+  for (const auto& [k, e] : ks.entries())
+    if (e.is_hash())
+      for (const auto& [f, fld] : e.hash().fields)
+        if (fld.expire_ms) at = std::min(at, *fld.expire_ms - 1);
+  return at;
+}
+
 /// " hdel@h del@k", or " (none)", for messages.
 inline std::string shown(const Heard& v) {
   std::string out;

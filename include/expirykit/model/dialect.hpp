@@ -180,6 +180,11 @@ struct Propagation {
   /// HSETEX with a past time: HDEL of every field it names, new ones too (Redis), or of those
   /// that existed before it (Valkey; nothing if none did).
   bool hsetex_past_deletes_named = false;
+  /// HSETEX KEEPTTL over a logically expired, unreclaimed field: `MULTI`, `HDEL key <those
+  /// fields>`, the HSETEX, `EXEC`: the field is deleted as expired first, so that KEEPTTL keeps
+  /// no past deadline (Valkey 9.1.2, live AOF 2026-12-06; valkey-io/valkey#3036). Redis deletes
+  /// such fields lazily instead (Dialect::lazy_delete_on_read).
+  bool keepttl_deletes_expired_first = false;
   /// HGETEX with a time or PERSIST: the fields as given (Redis), or only those it changed (Valkey:
   /// the live ones for a time, the persisted ones for PERSIST). redis-hfe.md §11 says "existing
   /// fields" for Redis; live 8.0.6 and 8.6.3 name missing ones too (the live servers win).
@@ -346,6 +351,7 @@ struct Dialect {
     d.max_field_expire_ms = std::numeric_limits<int64_t>::max();
     d.lazy_delete_on_read = false;
     d.load_skips_due_fields = true;
+    d.propagation.keepttl_deletes_expired_first = true;
     d.hdel_expired_reply = 0;
     d.hset_expired_counts_new = true;
     d.overwrite_expired_notifies = true;

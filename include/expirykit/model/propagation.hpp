@@ -47,6 +47,12 @@ inline const Field* live_field(const Keyspace& ks, const std::string& key, const
   return e && e->is_hash() ? e->hash().live(f, now) : nullptr;
 }
 
+/// Whether `ks` stores field `f` of `key`, live or logically expired (not yet reclaimed).
+inline bool stored_field(const Keyspace& ks, const std::string& key, const std::string& f) {
+  const Entry* e = ks.raw(key);
+  return e && e->is_hash() && e->hash().fields.count(f) > 0;
+}
+
 /// The deadline `ks` holds for field `f` of `key` as text, or nullopt (no such field, or none).
 inline std::optional<std::string> deadline_of(const Keyspace& ks, const std::string& key, const std::string& f) {
   const Entry* e = ks.raw(key);
@@ -161,11 +167,12 @@ inline Out hsetex(const Dialect& d, const Argv& a, const resp::Reply& r, const K
   const std::string& first = b->fields.front();
   if (time_at && !live_field(after, a[1], first, now)) {
     // A past time: the fields were set and deleted at once. Redis deletes every field named,
-    // duplicates and new ones included; Valkey each field that existed, once (live 2026-12-05).
+    // duplicates and new ones included; Valkey each field that existed, once (live 2026-12-05),
+    // a logically expired one too (live 2026-12-06).
     if (d.propagation.hsetex_past_deletes_named) return deletion(d, a[1], b->fields);
     std::vector<std::string> gone;
     for (const auto& f : distinct(b->fields))
-      if (live_field(before, a[1], f, now)) gone.push_back(f);
+      if (stored_field(before, a[1], f)) gone.push_back(f);
     return deletion(d, a[1], gone);
   }
   std::optional<std::string> when;
@@ -180,11 +187,19 @@ inline Out hsetex(const Dialect& d, const Argv& a, const resp::Reply& r, const K
   }
   // Valkey: as given when there is nothing to rewrite (no condition, no time or PXAT already),
   // else its own form (live 9.1.2: `hsetex h keepttl fields 1 a 9` is written as typed).
-  if (!condition && (!time_at || iequals(a[*time_at], "PXAT"))) return std::vector<Argv>{a};
-  Argv out{a[0], a[1]};
-  if (time_at) out.insert(out.end(), {"PXAT", *when});
-  else if (keepttl) out.push_back("KEEPTTL");
-  out.insert(out.end(), a.begin() + static_cast<std::ptrdiff_t>(b->at), a.begin() + static_cast<std::ptrdiff_t>(b->end()));
+  Argv out = a;
+  if (condition || (time_at && !iequals(a[*time_at], "PXAT"))) {
+    out = {a[0], a[1]};
+    if (time_at) out.insert(out.end(), {"PXAT", *when});
+    else if (keepttl) out.push_back("KEEPTTL");
+    out.insert(out.end(), a.begin() + static_cast<std::ptrdiff_t>(b->at), a.begin() + static_cast<std::ptrdiff_t>(b->end()));
+  }
+  if (keepttl && d.propagation.keepttl_deletes_expired_first) {  // Dialect::Propagation
+    Argv hdel{"HDEL", a[1]};
+    for (const auto& f : distinct(b->fields))
+      if (stored_field(before, a[1], f) && !live_field(before, a[1], f, now)) hdel.push_back(f);
+    if (hdel.size() > 2) return std::vector<Argv>{{"MULTI"}, hdel, out, {"EXEC"}};
+  }
   return std::vector<Argv>{out};
 }
 
@@ -254,6 +269,13 @@ inline Out hincr(const Dialect& d, const Argv& a, const resp::Reply& r, const Ke
   if (was && was->expire_ms)
     return std::vector<Argv>{{"HSETEX", a[1], "PXAT", std::to_string(*was->expire_ms), "FIELDS", "1", a[2], value}};
   if (is_float) return std::vector<Argv>{{"HSET", a[1], a[2], value}};
+  // Valkey 9.1.2 writes HINCRBY as HSET of the new value when the hash stores a field with a
+  // deadline, even a logically expired one or another field's, and as itself when it stores
+  // none (after HPERSIST of the last; also when hashtable-encoded): live AOF, 2026-12-06, found
+  // by the replica's notifications (hset, not hincrby) in suites/durability/replica.cpp.
+  if (const Entry* h = before.raw(a[1]); h && h->is_hash())
+    for (const auto& [f, fld] : h->hash().fields)
+      if (fld.expire_ms) return std::vector<Argv>{{"HSET", a[1], a[2], value}};
   return std::vector<Argv>{a};
 }
 
