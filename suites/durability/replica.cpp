@@ -310,3 +310,33 @@ TEST_CASE_METHOD(ReplicaCases, "A field that expires on the primary disappears o
   INFO(context(s) << diffs);
   CHECK(diffs.empty());
 }
+
+TEST_CASE_METHOD(ReplicaCases, "HSETEX KEEPTTL in MULTI after HPEXPIRE 1, the replica paused: both end without the field",
+                 "[durability][replica]") {
+  // valkey-hfe.md checklist 106: the transaction keeps the 1 ms deadline (time is frozen inside
+  // it), the field expires on the primary right after, and a replica that was busy (DEBUG SLEEP)
+  // while all of it happened ends without the field too, as the model says.
+  require_field_ttl();
+  if (!twin().dialect().has_hsetex) SKIP("HSETEX: not on this server");
+  require_debug("DEBUG SLEEP");
+  const Scenario s{"HSETEX KEEPTTL in MULTI after HPEXPIRE 1, the replica paused", {}, {}, {}};
+  reset();
+  step(s, replica_cases::words("HSET h f 1 keep 1"));
+  sync();
+  expirykit::resp::Client pauser(replica().host(), replica().port());
+  pauser.append({"DEBUG", "SLEEP", "0.5"});  // the replica's main thread busy for 0.5 s
+  pauser.send();
+  for (const char* line : {"MULTI", "HPEXPIRE h 1 FIELDS 1 f", "HSETEX h KEEPTTL FIELDS 1 f 2", "EXEC"})
+    step(s, replica_cases::words(line));
+  const auto f = twin().model().raw("h")->hash().fields.at("f");
+  REQUIRE(f.expire_ms);  // KEEPTTL kept the 1 ms deadline
+  twin().wait_until_past(*f.expire_ms, 5);
+  CHECK(pauser.read() == Reply::ok());  // the sleep is over
+  poll_replica("field f gone on the replica (the primary's active expiry deletes it)",
+               [](auto& r) { return r("HTTL", "h", "FIELDS", 1, "f") == Reply::ints({-2}); });
+  CHECK(primary()("HTTL", "h", "FIELDS", 1, "f") == Reply::ints({-2}));
+  twin().reclaim_model();
+  const auto diffs = compare(s);
+  INFO(context(s) << diffs);
+  CHECK(diffs.empty());
+}
