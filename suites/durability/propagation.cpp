@@ -110,6 +110,14 @@ const std::vector<Case>& cases() {
       {{"HSET h a 1"}, "HINCRBY h a 5"},
       {{"HSET h a 1"}, "HINCRBYFLOAT h a 1.5"},
       {{"HSET h a 1", "HEXPIRE h 100 FIELDS 1 a"}, "HINCRBYFLOAT h a 1.5"},
+      // HSET, HMSET, HDEL as given; HSETNX as given, or HSET in a hash with a deadline (Valkey).
+      {{"HSET h a 1", "HEXPIRE h 100 FIELDS 1 a"}, "HSET h a 9 n 8"},
+      {{"HSET h a 1"}, "HMSET h a 9 n 8"},
+      {{"HSET h a 1 b 2"}, "HDEL h a z"},
+      {{"HSET h a 1"}, "HDEL h z"},
+      {{"HSET h a 1"}, "HSETNX h n 9"},
+      {{"HSET h a 1"}, "HSETNX h a 9"},
+      {{"HSET h a 1", "HEXPIRE h 100 FIELDS 1 a"}, "HSETNX h n 9"},
       // A field without a deadline in a hash that stores one (Valkey: HSET), and after HPERSIST.
       {{"HSET h a 1 b 2", "HEXPIRE h 100 FIELDS 1 a"}, "HINCRBY h b 5"},
       {{"HSET h a 1", "HEXPIRE h 100 FIELDS 1 a"}, "HINCRBY h n 5"},

@@ -206,6 +206,12 @@ inline std::vector<Scenario> on_expired() {
   out.push_back({"all fields expired: HPERSIST", S2, E2, {"HPERSIST h FIELDS 2 a b"}});
   out.push_back({"all fields expired: HEXPIRE 0", S2, E2, {"HEXPIRE h 0 FIELDS 2 a b"}});
   out.push_back({"all fields expired: RENAME", S2, E2, {"RENAME h h2"}});
+  // Five expired fields written over at once, and HSETNX / HINCRBY on expired fields
+  // (valkey-hfe.md checklist 102, 104, 105: state and the replica's notifications).
+  const std::vector<std::string> S5 = {"HSET h f1 1 f2 2 f3 3 f4 4 f5 5 keep 6"};
+  const std::vector<std::string> E5 = {"h f1 f2 f3 f4 f5"};
+  out.push_back({"five expired fields: HMSET over all of them", S5, E5, {"HMSET h f1 a f2 b f3 c f4 d f5 e"}});
+  out.push_back({"five expired fields: HSETNX and HINCRBY on two", S5, E5, {"HSETNX h f1 a", "HINCRBY h f2 7"}});
   return out;
 }
 

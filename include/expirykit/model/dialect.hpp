@@ -185,6 +185,10 @@ struct Propagation {
   /// no past deadline (Valkey 9.1.2, live AOF 2026-12-06; valkey-io/valkey#3036). Redis deletes
   /// such fields lazily instead (Dialect::lazy_delete_on_read).
   bool keepttl_deletes_expired_first = false;
+  /// HINCRBY of a field without a deadline and HSETNX that set, in a hash that stores a field
+  /// with a deadline (even a logically expired one): `HSET key f <value>` (Valkey 9.1.2, live AOF
+  /// 2026-12-06; as given in a hash with none), or as given always (Redis).
+  bool volatile_hash_writes_as_hset = false;
   /// HGETEX with a time or PERSIST: the fields as given (Redis), or only those it changed (Valkey:
   /// the live ones for a time, the persisted ones for PERSIST). redis-hfe.md §11 says "existing
   /// fields" for Redis; live 8.0.6 and 8.6.3 name missing ones too (the live servers win).
@@ -352,6 +356,7 @@ struct Dialect {
     d.lazy_delete_on_read = false;
     d.load_skips_due_fields = true;
     d.propagation.keepttl_deletes_expired_first = true;
+    d.propagation.volatile_hash_writes_as_hset = true;
     d.hdel_expired_reply = 0;
     d.hset_expired_counts_new = true;
     d.overwrite_expired_notifies = true;

@@ -9,7 +9,7 @@
 //
 // The forms are the dialect's Propagation rules (model/dialect.hpp; redis-hfe.md §11, checked
 // live on Valkey 9.1.2, Redis 8.0.6 and 8.6.3 through the AOF increment). Modelled: HEXPIRE,
-// HPEXPIRE, HEXPIREAT, HPEXPIREAT, HPERSIST, HSETEX, HGETEX, HGETDEL, HINCRBY and HINCRBYFLOAT on
+// HPEXPIRE, HEXPIREAT, HPEXPIREAT, HPERSIST, HSETEX, HGETEX, HGETDEL, HINCRBY, HINCRBYFLOAT, HSET, HMSET, HSETNX and HDEL on
 // hashes whose named fields are live (a logically expired field that Redis deletes lazily adds an
 // HDEL that propagated() leaves out: expiry_propagated() gives it,
 // as it gives what active expiry writes). Every absolute deadline written is the one the model holds
@@ -45,6 +45,15 @@ using resp::Argv;
 inline const Field* live_field(const Keyspace& ks, const std::string& key, const std::string& f, int64_t now) {
   const Entry* e = ks.peek(key, now);
   return e && e->is_hash() ? e->hash().live(f, now) : nullptr;
+}
+
+/// Whether the hash at `key` in `ks` stores a field with a deadline (live or logically expired).
+inline bool stores_deadline(const Keyspace& ks, const std::string& key) {
+  const Entry* e = ks.raw(key);
+  if (!e || !e->is_hash()) return false;
+  for (const auto& [f, fld] : e->hash().fields)
+    if (fld.expire_ms) return true;
+  return false;
 }
 
 /// Whether `ks` stores field `f` of `key`, live or logically expired (not yet reclaimed).
@@ -269,13 +278,25 @@ inline Out hincr(const Dialect& d, const Argv& a, const resp::Reply& r, const Ke
   if (was && was->expire_ms)
     return std::vector<Argv>{{"HSETEX", a[1], "PXAT", std::to_string(*was->expire_ms), "FIELDS", "1", a[2], value}};
   if (is_float) return std::vector<Argv>{{"HSET", a[1], a[2], value}};
-  // Valkey 9.1.2 writes HINCRBY as HSET of the new value when the hash stores a field with a
-  // deadline, even a logically expired one or another field's, and as itself when it stores
-  // none (after HPERSIST of the last; also when hashtable-encoded): live AOF, 2026-12-06, found
-  // by the replica's notifications (hset, not hincrby) in suites/durability/replica.cpp.
-  if (const Entry* h = before.raw(a[1]); h && h->is_hash())
-    for (const auto& [f, fld] : h->hash().fields)
-      if (fld.expire_ms) return std::vector<Argv>{{"HSET", a[1], a[2], value}};
+  if (d.propagation.volatile_hash_writes_as_hset && stores_deadline(before, a[1]))
+    return std::vector<Argv>{{"HSET", a[1], a[2], value}};
+  return std::vector<Argv>{a};
+}
+
+/// HSET, HMSET, HDEL as given when they changed something (HSET and HMSET always do; HDEL when
+/// its reply is not 0); HSETNX that set: as given, or `HSET key f v` in a hash that stores a
+/// field with a deadline (Dialect::Propagation::volatile_hash_writes_as_hset). Live AOF
+/// 2026-12-06 (Valkey 9.1.2, Redis 8.0.6, 8.6.3).
+inline Out plain_write(const Dialect& d, const Argv& a, const resp::Reply& r, const Keyspace& before) {
+  if (iequals(a[0], "HDEL")) return r.is_integer() && r.as_integer() > 0 ? Out{std::vector<Argv>{a}} : Out{std::vector<Argv>{}};
+  if (iequals(a[0], "HSETNX")) {
+    if (!r.is_integer() || a.size() != 4) return std::nullopt;
+    if (r.as_integer() == 0) return std::vector<Argv>{};
+    if (d.propagation.volatile_hash_writes_as_hset && stores_deadline(before, a[1]))
+      return std::vector<Argv>{{"HSET", a[1], a[2], a[3]}};
+    return std::vector<Argv>{a};
+  }
+  if (!r.is_integer() && !r.is_status()) return std::nullopt;
   return std::vector<Argv>{a};
 }
 
@@ -298,7 +319,8 @@ inline std::optional<std::vector<resp::Argv>> propagated(const Dialect& d, const
       iequals(n, "HEXPIRE") || iequals(n, "HPEXPIRE") || iequals(n, "HEXPIREAT") || iequals(n, "HPEXPIREAT");
   const bool known = expire || iequals(n, "HPERSIST") || iequals(n, "HSETEX") || iequals(n, "HGETEX") ||
                      iequals(n, "HGETDEL") || iequals(n, "HINCRBY") || iequals(n, "HINCRBYFLOAT");
-  if (!known) return std::nullopt;
+  const bool plain = iequals(n, "HSET") || iequals(n, "HMSET") || iequals(n, "HSETNX") || iequals(n, "HDEL");
+  if (!known && !plain) return std::nullopt;
   if (reply.is_error()) return std::vector<resp::Argv>{};
   if (argv.size() < 3) return std::nullopt;
   if (expire) return p::hexpire(d, argv, reply, after);
@@ -306,6 +328,7 @@ inline std::optional<std::vector<resp::Argv>> propagated(const Dialect& d, const
   if (iequals(n, "HSETEX")) return p::hsetex(d, argv, reply, before, after, now);
   if (iequals(n, "HGETEX")) return p::hgetex(d, argv, reply, before, after, now);
   if (iequals(n, "HGETDEL")) return p::hgetdel(d, argv, reply);
+  if (plain) return p::plain_write(d, argv, reply, before);
   return p::hincr(d, argv, reply, before, now, iequals(n, "HINCRBYFLOAT"));
 }
 
