@@ -116,7 +116,12 @@ TEST_CASE("propagated: HGETEX, HGETDEL, HPERSIST, HINCRBY and HINCRBYFLOAT per d
   CHECK(after(r, h, "HINCRBY h a 5") == lines({"HINCRBY h a 5"}));
   CHECK(after(v, {"HSET h a 1"}, "HINCRBYFLOAT h a 1.5") == lines({"HSET h a 2.5"}));
   CHECK(after(r, {"HSET h a 1"}, "HINCRBYFLOAT h a 1.5") == lines({"HSETEX h KEEPTTL FIELDS 1 a 2.5"}));
-  CHECK_FALSE(after(v, {}, "HSET h a 1").has_value());  // not modelled here
+  CHECK(after(v, {}, "HSET h a 1") == lines({"HSET h a 1"}));  // plain writes as given
+  CHECK(after(v, h, "HSETNX h n 9") == lines({"HSET h n 9"}));   // Valkey: HSET in a hash with a deadline
+  CHECK(after(r, h, "HSETNX h n 9") == lines({"HSETNX h n 9"}));
+  CHECK(after(v, h, "HSETNX h a 9") == nothing);                 // it set nothing
+  CHECK(after(v, h, "HDEL h zz") == nothing);
+  CHECK_FALSE(after(v, {}, "GET h").has_value());  // not modelled here
   CHECK_FALSE(after(Dialect::redis_7_4(), {"HSET h a 1"}, "HINCRBYFLOAT h a 1.5").has_value());  // a plain HSET then
   // A reply that is not the command's success reply (a QUEUED inside MULTI) predicts nothing.
   Session s(v);
