@@ -120,11 +120,12 @@ void fill_rich(Client& c, int64_t t0, bool hgetdel) {
   }
   b.add({"HSET", "plain", "x", "1", "y", "2"}, Reply::integer(2));
   b.add({"SET", "str", "v", "PX", S(60 * kMinute)}, Reply::ok());
-  // 15, 16 and 17 volatile fields: both sides of Redis's 16-item boundary where a hash's
-  // deadlines go from a list to a rax (EB_LIST_MAX_ITEMS; redis-hfe.md checklist 92).
+  // 15, 16 and 17 volatile fields: both sides of Redis's 16-item boundary where a hashtable's
+  // deadlines go from a list to a rax (EB_LIST_MAX_ITEMS; redis-hfe.md checklist 92). A value
+  // longer than hash-max-listpack-value makes each a hashtable (a listpackex keeps no such list).
   for (int n : {15, 16, 17}) {
     Argv h{"HSETEX", "edge" + S(n), "PXAT", S(t0 + 15 * kMinute), "FIELDS", S(n)};
-    for (int i = 0; i < n; ++i) h.insert(h.end(), {"e" + S(i), "v" + S(i)});
+    for (int i = 0; i < n; ++i) h.insert(h.end(), {"e" + S(i), i == 0 ? std::string(100, 'v') : "v" + S(i)});
     b.add(h, Reply::integer(1));
     for (int i = 0; i < n; i += 2)  // deadlines of their own for half of them
       b.add({"HPEXPIREAT", "edge" + S(n), S(t0 + 16 * kMinute + n * 100 + i), "FIELDS", "1", "e" + S(i)}, Reply::ints({1}));

@@ -158,3 +158,47 @@ TEST_CASE_METHOD(ActiveExpiry, "A field deleted before its deadline expires noth
   check_counters();
   check_active_expiry(t.server_time());
 }
+
+TEST_CASE_METHOD(ActiveExpiry, "Active expiry after RENAME and COPY of hashes whose TTLs were removed and set anew, MOVE "
+                               "with a key TTL, a large COPY, SWAPDB, HGETEX shortening deadlines",
+                 "[semantics][active]") {
+  // redis-hfe.md checklist 35-38, valkey-hfe.md checklist 7, 12, 82: each such hash's fields
+  // reclaimed by active expiry where the data went, as the model says (state in every database,
+  // hexpired / del events, counters).
+  auto& t = running();
+  const auto d = t.dialect();
+  REQUIRE(both("HSET r a 1 b 2") == Reply::integer(2));
+  CHECK(both("HPEXPIRE r 100000 FIELDS 2 a b") == Reply::ints({1, 1}));
+  CHECK(both("HPERSIST r FIELDS 2 a b") == Reply::ints({1, 1}));
+  CHECK(both("RENAME r r2") == Reply::ok());
+  CHECK(both("HPEXPIRE r2 400 FIELDS 1 a") == Reply::ints({1}));
+  REQUIRE(both("HSET c a 1 b 2") == Reply::integer(2));
+  CHECK(both("HPEXPIRE c 100000 FIELDS 1 a") == Reply::ints({1}));
+  CHECK(both("HPERSIST c FIELDS 1 a") == Reply::ints({1}));
+  CHECK(both("COPY c c2") == Reply::integer(1));
+  CHECK(both("HPEXPIRE c2 500 FIELDS 1 b") == Reply::ints({1}));
+  CHECK(both("HPEXPIRE c 450 FIELDS 1 a") == Reply::ints({1}));
+  REQUIRE(both("HSET mv a 1 b 2") == Reply::integer(2));
+  CHECK(both("PEXPIRE mv 100000") == Reply::integer(1));
+  CHECK(both("HPEXPIRE mv 400 FIELDS 1 a") == Reply::ints({1}));
+  CHECK(both("MOVE mv 1") == Reply::integer(1));  // the field expires in db 1, the key TTL kept
+  Argv big{"HSET", "big"}, due{"HPEXPIRE", "big", "450", "FIELDS", "18"};
+  for (int i = 0; i < 18; ++i) {
+    big.insert(big.end(), {"f" + std::to_string(i), std::string(80, 'v')});  // hashtable on both
+    due.push_back("f" + std::to_string(i));
+  }
+  big.insert(big.end(), {"keep", "1"});
+  REQUIRE(both(big) == Reply::integer(19));
+  CHECK(both(due).is_array());
+  CHECK(both("COPY big big2") == Reply::integer(1));
+  if (d.has_hgetex) {
+    REQUIRE(both("HSET g a 1 b 2 keep 3") == Reply::integer(3));
+    CHECK(both("HPEXPIRE g 100000 FIELDS 2 a b") == Reply::ints({1, 1}));
+    CHECK(both("HGETEX g PX 450 FIELDS 2 a b") == Reply::strings({"1", "2"}));  // shortened, one hexpire
+  }
+  CHECK(both("SWAPDB 0 2") == Reply::ok());  // everything above now in db 2 (mv in db 1)
+  REQUIRE(both("HSET sw x 1 y 2") == Reply::integer(2));
+  CHECK(both("HPEXPIRE sw 400 FIELDS 1 x") == Reply::ints({1}));
+  check_active_expiry(t.history().back().after_ms + 500);
+  CHECK(both("HGETALL sw") == Reply::strings({"y", "2"}));
+}

@@ -400,3 +400,43 @@ TEST_CASE_METHOD(TwinFixture, "Exact replies: HSCAN pages through 1,500 fields (
   }
   REQUIRE(c("DEBUG", "SET-ACTIVE-EXPIRE", "1") == Reply::ok());
 }
+
+TEST_CASE_METHOD(TwinFixture, "Exact replies and events: conditions combined, names missing, deleted and re-set, "
+                              "expired live and missing fields in one HDEL",
+                 "[semantics][exact]") {
+  // valkey-hfe.md checklist 13, 29, 61, 95, 96: each reply, event and counter against the model.
+  require_field_ttl();
+  const auto d = dialect();
+  observe_events();
+  observe_counters();
+  REQUIRE(both("HSET h a 1 b 2") == Reply::integer(2));
+  // Only missing fields named on an existing hash: -2 each, no event, no volatile count.
+  CHECK(both("HPEXPIRE h 1000 FIELDS 2 x y") == Reply::ints({-2, -2}));
+  if (d.has_hgetex) CHECK(both("HGETEX h PX 1000 FIELDS 2 x y") == Reply::array({Reply::nil(), Reply::nil()}));
+  check_counters();
+  // Key-level NX / XX with field-level FNX / FXX (Valkey's HSETEX).
+  if (d.hsetex_key_nx_xx) {
+    for (const char* line : {"HSETEX k1 NX FXX FIELDS 1 a 1", "HSETEX k2 NX FNX PX 1000 FIELDS 1 a 1",
+                             "HSETEX h XX FNX PX 1000 FIELDS 1 a 9", "HSETEX h XX FNX PX 1000 FIELDS 1 n 9",
+                             "HSETEX h XX FXX PX 1000 FIELDS 1 b 9", "HSETEX h XX FXX PX 1000 FIELDS 2 b 9 zz 8",
+                             "HSETEX nokey XX FXX FIELDS 1 a 1", "HSETEX h NX FNX FIELDS 1 q 1"})
+      CHECK(both(line).is_integer());
+  }
+  // A volatile field deleted, then set again: no TTL; a negative HINCRBY keeps a field's TTL.
+  REQUIRE(both("HSET v a 1 b 5") == Reply::integer(2));
+  CHECK(both("HPEXPIRE v 100000 FIELDS 2 a b") == Reply::ints({1, 1}));
+  CHECK(both("HDEL v a") == Reply::integer(1));
+  CHECK(both("HSET v a 2") == Reply::integer(1));
+  CHECK(both("HTTL v FIELDS 1 a") == Reply::ints({-1}));
+  CHECK(both("HINCRBY v b -3") == Reply::integer(2));
+  CHECK(both("HPTTL v FIELDS 1 b").is_array());
+  // One HDEL naming an expired, a live and a missing field of a hash of two: the hash goes on
+  // Redis (it deletes the expired field), stays with the expired field on Valkey.
+  REQUIRE(both("HSET e x 1 y 2") == Reply::integer(2));
+  expire_unreclaimed("e", {"x"});
+  CHECK(both("HDEL e x y zz") == Reply::integer(d.hdel_expired_reply + 1));
+  CHECK(both("EXISTS e").is_integer());
+  check_counters();
+  check_same_state();
+  REQUIRE(twin().set_active_expire(true) == Reply::ok());
+}
