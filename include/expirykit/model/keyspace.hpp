@@ -386,6 +386,9 @@ class Keyspace {
         removed += here;
         counters_.expired_fields += static_cast<int64_t>(here);
         if (here) events_.push_back(Event{"hexpired", it->first, field_class, db});
+        // Active expiry visited the hash: with no deadline left it leaves Redis's lazy index of
+        // volatile hashes (Hash::maybe_indexed), so subexpiry counts it no more.
+        if (here && !e.hash().has_volatile()) e.hash().maybe_indexed = false;
 
         if (fs.empty()) {
           events_.push_back(Event{"del", it->first, 'g', db});
