@@ -340,3 +340,33 @@ TEST_CASE_METHOD(ReplicaCases, "HSETEX KEEPTTL in MULTI after HPEXPIRE 1, the re
   INFO(context(s) << diffs);
   CHECK(diffs.empty());
 }
+
+TEST_CASE_METHOD(ReplicaCases, "A replica attached after the writes gets every field and deadline by a full sync",
+                 "[durability][replica]") {
+  // valkey-hfe.md checklist 69: the other cases attach the replica first and stream every write;
+  // here the primary writes alone, then the replica attaches and loads the primary's RDB
+  // (INFO stats sync_full grows): values, deadlines to the millisecond and HLEN as the model's.
+  require_field_ttl();
+  const Scenario s{"full sync of volatile fields", {}, {}, {}};
+  reset();
+  REQUIRE(replica()("REPLICAOF", "NO", "ONE") == Reply::ok());
+  REQUIRE(replica()("FLUSHALL") == Reply::ok());
+  Argv big{"HSET", "big"};
+  for (int i = 0; i < 200; ++i) big.insert(big.end(), {"f" + std::to_string(i), std::to_string(i)});
+  step(s, big);
+  Argv due{"HPEXPIRE", "big", "700000", "FIELDS", "100"};
+  for (int i = 0; i < 100; ++i) due.push_back("f" + std::to_string(i));
+  step(s, due);
+  for (const char* line : {"HSET h a 1 b 2 c 3", "HPEXPIRE h 600000 FIELDS 1 a", "HSET p z 1", "HPEXPIREAT h 4000000000000 FIELDS 1 b"})
+    step(s, replica_cases::words(line));
+  if (twin().dialect().has_hsetex) step(s, replica_cases::words("HSETEX k PX 900000 FIELDS 2 x 1 y 2"));
+  const auto full = [&] { return server::Info::fetch(primary(), "stats").get_int("sync_full"); };
+  const long long before = full();
+  REQUIRE(replica()("REPLICAOF", primary().host(), std::to_string(primary().port())) == Reply::ok());
+  replica_set().wait_linked();
+  sync();
+  CHECK(full() > before);  // a full sync, not a partial one
+  const auto diffs = compare(s);
+  INFO(context(s) << diffs);
+  CHECK(diffs.empty());
+}
