@@ -103,3 +103,22 @@ TEST_CASE_METHOD(TwinFixture, "2 KB values in a listpack under a raised hash-max
   check_active_expiry(t0 + 500 + 100 * 3 + 50);
   CHECK(both("HLEN h") == Reply::integer(2));  // f2 (persisted) and f5 (never volatile)
 }
+
+TEST_CASE_METHOD(TwinFixture, "DEBUG LISTPACK on a hash with volatile fields in a listpack", "[semantics][encoding]") {
+  // redis-hfe.md checklist 73: the debug dump of a listpackex (Redis keeps field TTLs in the
+  // listpack) answers "Listpack structure printed on stdout" (live 8.0.6, 8.6.3) and the
+  // server, and the hash, are as before. Valkey keeps such a hash
+  // as hashtable: DEBUG LISTPACK refuses it with an error, and nothing changes either.
+  require_field_ttl();
+  require_debug("DEBUG LISTPACK");
+  REQUIRE(both("HSET h a 1 b 2 c 3") == Reply::integer(3));
+  CHECK(both("HPEXPIRE h 100000 FIELDS 2 a b") == Reply::ints({1, 1}));
+  const Reply enc = both("OBJECT ENCODING h");
+  const Reply r = client()("DEBUG", "LISTPACK", "h");
+  INFO("OBJECT ENCODING h: " << enc << "; DEBUG LISTPACK h: " << r);
+  if (enc == Reply::string("listpackex")) CHECK(r == Reply::status("Listpack structure printed on stdout"));
+  else CHECK(r.is_error());
+  CHECK(client()("PING") == Reply::status("PONG"));
+  CHECK(both("HTTL h FIELDS 3 a b c").is_array());
+  check_same_state();
+}
