@@ -307,10 +307,35 @@ TEST_CASE_METHOD(Topology,
   // by a twin of the restarted primary, whose model is what it loaded.
   state::Twin after(primary(), dialect(), twin_options());
   after.model() = follows.loaded(time_ms(primary()("TIME")));
+  // The sub-replica's notifications for those writes (valkey-hfe.md checklist 73, chained): those
+  // of what the primary wrote for them (model::propagated), run on a model of it.
+  set().sync();
+  auto heard_writes = listen(sub());
+  model::Keyspace on_sub = after.model();
+  (void)on_sub.take_events();
+  bool predictable = true;
   for (const char* line : {"HPEXPIRE h 700000 FIELDS 1 b", "HSETEX n PX 900000 FIELDS 1 q 1", "HPERSIST h FIELDS 1 c"}) {
+    const model::Keyspace was = after.model();
     const auto st = after.run(replica_cases::words(line));
     INFO(st.describe());
     CHECK(st.ok);
+    const auto written = model::propagated(dialect(), st.argv, st.model, was, after.model(), st.model_at_ms);
+    predictable = predictable && written.has_value();
+    if (written)
+      for (const auto& a : *written)
+        if (a[0] != "MULTI" && a[0] != "EXEC")
+          (void)model::apply(on_sub, dialect(), a, replica_events::before_any_deadline(on_sub, st.model_at_ms));
+  }
+  set().sync();
+  sub().call(heard_writes->marker("after the writes"));
+  {
+    const auto got = replica_events::of(heard_writes->read_until("after the writes"));
+    const auto want = replica_events::of(on_sub.take_events());
+    INFO("the sub-replica notified:" << replica_events::shown(got)
+                                     << "\nthe model of what the primary wrote says:" << replica_events::shown(want));
+    CHECK(predictable);
+    CHECK(got == want);
+    CHECK(!want.empty());
   }
   const int64_t later = time_ms(primary()("TIME"));
   const auto m = state::Snapshot::of_model(after.model(), later);
