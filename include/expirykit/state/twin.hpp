@@ -123,10 +123,8 @@ class Twin {
   /// Reads hash-max-listpack-entries and -value again (CONFIG GET), as the constructor does:
   /// after a test changed them, later writes are modelled (and encodings compared) under the new
   /// limits. Returns false (encodings then not compared) when the server answers no limits.
-  bool read_listpack_limits() {
-    finish_begin();
-    return limits_read_ = state::read_listpack_limits(*c_, ks_);
-  }
+  bool read_listpack_limits();
+
 
   /// From now on every run() also checks the keyspace notifications the command emitted,
   /// under notify-keyspace-events `flags` (set now, restored when the twin goes). A mismatch
@@ -247,13 +245,8 @@ class Twin {
   /// std::logic_error for 3 in a build without RESP3 (resp::resp3_supported: hiredis 1.1 or
   /// later) or for a change inside a transaction; a server that refuses the HELLO makes that
   /// next command throw std::runtime_error (resp::Client::hello), the twin staying on its protocol.
-  void use_protocol(int protocol) {
-    if (protocol != 2 && protocol != 3) throw std::invalid_argument("use_protocol: " + std::to_string(protocol) + " (2 or 3)");
-    if (protocol == 3 && !resp::resp3_supported)
-      throw std::logic_error("use_protocol(3): RESP3 needs a build with hiredis 1.1 or later (docs/guide/resp3.md)");
-    if (tx_ && protocol != protocol_) throw std::logic_error("use_protocol: inside a transaction");
-    protocol_ = protocol;
-  }
+  void use_protocol(int protocol);
+
   /// What use_protocol() set last (2 at first).
   int protocol() const { return protocol_; }
 
@@ -378,19 +371,8 @@ class Twin {
   /// Recorded in history() as a step outside the model (its window the TIME read with it), so
   /// script() and a crash triage's replay pause where the twin did; it is not counted in
   /// coverage().
-  Reply set_active_expire(bool on) {
-    finish_begin();
-    const std::vector<Reply> r = c_->pipeline({{"DEBUG", "SET-ACTIVE-EXPIRE", on ? "1" : "0"}, {"TIME"}});
-    Step s;
-    s.argv = {"DEBUG", "SET-ACTIVE-EXPIRE", on ? "1" : "0"};
-    s.protocol = c_->protocol();
-    s.server = r[0].without_resp3();
-    s.before_ms = s.after_ms = saw_server_time(server::time_ms(r[1]));
-    s.unmodelled = "the twin's own switch (Twin::set_active_expire): active expiry is the model's reclaim_model()";
-    s.ok = !s.server.is_error();
-    history_.push_back(s);
-    return r[0];
-  }
+  Reply set_active_expire(bool on);
+
 
   /// The server under test loaded its data from an RDB again (DEBUG RELOAD on any connection):
   /// the model becomes what the load leaves at the server's time now (model::Keyspace::
@@ -399,13 +381,8 @@ class Twin {
   /// that replays an AOF (DEBUG LOADAOF) or a restart (new connections), compare with
   /// Snapshot / model::Keyspace::loaded instead. Throws std::logic_error while observing
   /// tracking (the load invalidates every tracked key: not modelled).
-  void follow_load() {
-    finish_begin();
-    if (listeners_.tracking()) throw std::logic_error("follow_load: not while observing tracking");
-    ks_ = ks_.after_load(server_time(), d_.load_skips_due_fields);
-    background_model_.clear();
-    if (counters_.on()) observe_counters();
-  }
+  void follow_load();
+
 
   /// Model: active expiry fully done at the server's current time.
   /// Its events (hexpired, del, expired) are compared by compare_background_events().
@@ -451,20 +428,11 @@ class Twin {
   std::vector<std::string> compare_other_dbs(const Reply& keyspace_info);
   /// Forgets which servers hold the sequence function when `r` (a reply, or an element of one:
   /// an EXEC's) says a function was not found (load_sequence_function()).
-  void saw_reply(const Reply& r) {
-    if (r.is_array()) {
-      for (const auto& e : r.elements()) saw_reply(e);
-    } else if (r.is_error() && r.str().find("Function not found") != std::string::npos) {
-      for (auto& [address, side] : sides_) side.function_loaded = false;
-    }
-  }
+  void saw_reply(const Reply& r);
+
   /// The background comparison up to the markers `token` (sent already).
-  std::vector<std::string> background_until(const std::string& token) {
-    detail::keep_background(ks_, background_model_);
-    auto out = listeners_.compare_background(token, background_model_, tracking_model_);
-    background_model_.clear();
-    return out;
-  }
+  std::vector<std::string> background_until(const std::string& token);
+
 
   /// flushall() with `before` sent ahead of the FLUSHALL, and the counters' base read after it
   /// when `rebase`, then the background markers, in one pipeline on the twin's connection;
@@ -578,13 +546,8 @@ class Twin {
 
   /// A command a crash row held back (`row_id`): recorded, not sent, the model unchanged. The
   /// generators reached its coverage cell.
-  Step hold_back(const Argv& argv, const std::string& row_id) {
-    cells_.record(ks_, d_, argv, nullptr, false, history_.empty() ? 0 : history_.back().after_ms);
-    Step s = detail::not_sent(argv, row_id);
-    s.protocol = c_->protocol();
-    history_.push_back(s);
-    return s;
-  }
+  Step hold_back(const Argv& argv, const std::string& row_id);
+
 
   /// A command sent inside MULTI: the server queues it or refuses it now (state/detail/transaction.hpp).
   Step queue_step(const Argv& argv) {
@@ -637,5 +600,6 @@ class Twin {
 }  // namespace expirykit::state
 
 #include <expirykit/state/detail/check_step.hpp>
+#include <expirykit/state/detail/switches.hpp>
 #include <expirykit/state/detail/run_all.hpp>
 #include <expirykit/state/detail/sequence_ends.hpp>

@@ -2,7 +2,9 @@
 // the model's side of one step (Twin::check: the reply, events, tracking, known issues and
 // deadlines against the model), a step outside the model (Twin::unmodelled, Twin::adopt), a
 // command queued inside MULTI (Twin::queued), and the model side restored (Twin::restore, for
-// run_all's choice points: state/detail/run_all.hpp).
+// run_all's choice points: state/detail/run_all.hpp), a command a crash row holds back
+// (Twin::hold_back), the replies that say the sequence function is gone (Twin::saw_reply) and
+// the background heard up to a marker (Twin::background_until).
 #pragma once
 
 #include <algorithm>
@@ -95,6 +97,29 @@ inline void Twin::restore(const ModelSide& m) {
   script_strings_ = m.script_strings;
   hlen_unknown_ = m.hlen_unknown;
   history_.resize(m.history);
+}
+
+inline Step Twin::hold_back(const Argv& argv, const std::string& row_id) {
+  cells_.record(ks_, d_, argv, nullptr, false, history_.empty() ? 0 : history_.back().after_ms);
+  Step s = detail::not_sent(argv, row_id);
+  s.protocol = c_->protocol();
+  history_.push_back(s);
+  return s;
+}
+
+inline void Twin::saw_reply(const Reply& r) {
+  if (r.is_array()) {
+    for (const auto& e : r.elements()) saw_reply(e);
+  } else if (r.is_error() && r.str().find("Function not found") != std::string::npos) {
+    for (auto& [address, side] : sides_) side.function_loaded = false;
+  }
+}
+
+inline std::vector<std::string> Twin::background_until(const std::string& token) {
+  detail::keep_background(ks_, background_model_);
+  auto out = listeners_.compare_background(token, background_model_, tracking_model_);
+  background_model_.clear();
+  return out;
 }
 
 }  // namespace expirykit::state
