@@ -21,14 +21,7 @@ using expirykit::resp::Reply;
 namespace {
 struct ActiveExpiry : TwinFixture {
   /// The twin observing events and counters, on a server whose active expiry runs at hz 100.
-  expirykit::state::Twin& running() {
-    require_field_ttl();
-    REQUIRE(client()("CONFIG", "SET", "hz", "100") == Reply::ok());
-    REQUIRE(twin().set_active_expire(true) == Reply::ok());
-    observe_events();
-    observe_counters();
-    return twin();
-  }
+  expirykit::state::Twin& running() { return observing_twin(true, 100); }
 };
 }  // namespace
 

@@ -23,14 +23,7 @@ std::string text_of(long long v) { return std::to_string(v); }
 
 struct MemoryRelease : TwinFixture {
   /// The twin observing events and counters, active expiry running at hz 100.
-  expirykit::state::Twin& running() {
-    require_field_ttl();
-    REQUIRE(client()("CONFIG", "SET", "hz", "100") == Reply::ok());
-    REQUIRE(twin().set_active_expire(true) == Reply::ok());
-    observe_events();
-    observe_counters();
-    return twin();
-  }
+  expirykit::state::Twin& running() { return observing_twin(true, 100); }
   /// `n` fields "<prefix><i>" of 1 KB values in `key`, written in HSETs of 500 fields.
   void fill(const std::string& key, const std::string& prefix, int n) {
     for (int from = 0; from < n; from += 500) {

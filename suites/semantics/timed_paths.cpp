@@ -21,14 +21,7 @@ using expirykit::resp::Reply;
 namespace {
 /// The twin observing events and counters, active expiry paused; check_and_resume() at the end.
 struct TimedPath : TwinFixture {
-  expirykit::state::Twin& paused_twin() {
-    require_field_ttl();
-    auto& t = twin();
-    observe_events();
-    observe_counters();
-    REQUIRE(t.set_active_expire(false) == Reply::ok());
-    return t;
-  }
+  expirykit::state::Twin& paused_twin() { return observing_twin(false); }
   /// Counters and the whole state against the model, then active expiry on again.
   void check_and_resume() {
     check_counters();

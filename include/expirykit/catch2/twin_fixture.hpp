@@ -59,6 +59,18 @@ class TwinFixture : public ServerFixture {
     if (!twin_) (void)twin_dialect();
   }
 
+  /// twin() observing keyspace notifications (all classes) and INFO counters, with active expiry
+  /// on or paused (DEBUG SET-ACTIVE-EXPIRE), after `hz` when not 0 (CONFIG SET hz: 100 meets
+  /// deadlines within tens of ms; left set on the shared server). REQUIREs field TTLs (SKIP).
+  Twin& observing_twin(bool active_expiry, int hz = 0) {
+    require_field_ttl();
+    if (hz) REQUIRE(client()("CONFIG", "SET", "hz", std::to_string(hz)) == Reply::ok());
+    REQUIRE(twin().set_active_expire(active_expiry) == Reply::ok());
+    observe_events();
+    observe_counters();
+    return twin();
+  }
+
   /// The model twin of the shared server (its known issues excused and named, not failed);
   /// SKIPs on a server without a dialect or without DEBUG.
   Twin& twin() {
