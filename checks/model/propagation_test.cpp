@@ -126,9 +126,9 @@ TEST_CASE("propagated: HGETEX, HGETDEL, HPERSIST, HINCRBY and HINCRBYFLOAT per d
   // A reply that is not the command's success reply (a QUEUED inside MULTI) predicts nothing.
   Session s(v);
   s.run("HSET h a 1");
-  CHECK_FALSE(expirykit::model::propagated(v, Session::words("HEXPIRE h 100 FIELDS 1 a"),
-                                           expirykit::resp::Reply::status("QUEUED"), s.ks, s.ks, s.now)
-                  .has_value());
+  for (const char* line : {"HEXPIRE h 100 FIELDS 1 a", "HSET h a 2", "HMSET h a 2", "HDEL h a", "HSETNX h n 1"})
+    CHECK_FALSE(expirykit::model::propagated(v, Session::words(line), expirykit::resp::Reply::status("QUEUED"), s.ks, s.ks, s.now)
+                    .has_value());
 }
 
 TEST_CASE("expiry_propagated: fields reclaimed past their deadline, as each dialect writes them", "[model][propagation]") {

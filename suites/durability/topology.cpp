@@ -292,7 +292,7 @@ TEST_CASE_METHOD(Topology,
     INFO(st.describe());
     CHECK(st.ok);
   }
-  twin().wait_until_past(*twin().model().raw("due")->hash().fields.at("x").expire_ms, 20);
+  twin().wait_until_past(*twin().model().raw("part")->hash().fields.at("gone").expire_ms, 20);  // set last
   set().sync();
   CHECK(sub()("HLEN", "due") == Reply::integer(2));  // stored on the sub-replica, logically expired
   follows = reclaimed(time_ms(primary()("TIME")));
@@ -309,6 +309,11 @@ TEST_CASE_METHOD(Topology,
   after.model() = follows.loaded(time_ms(primary()("TIME")));
   // The sub-replica's notifications for those writes (valkey-hfe.md checklist 73, chained): those
   // of what the primary wrote for them (model::propagated), run on a model of it.
+  // Listen only once the load's (or active expiry's) deletions have reached the sub-replica.
+  for (const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+       !(sub()("EXISTS", "due") == Reply::integer(0) && sub()("HLEN", "part") == Reply::integer(1)) &&
+       std::chrono::steady_clock::now() < give_up;)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   set().sync();
   auto heard_writes = listen(sub());
   model::Keyspace on_sub = after.model();

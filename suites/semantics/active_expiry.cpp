@@ -136,10 +136,10 @@ TEST_CASE_METHOD(ActiveExpiry, "A field deleted before its deadline expires noth
   auto& t = running();
   const auto d = t.dialect();
   REQUIRE(both("HSET h a 1 b 2 keep 3") == Reply::integer(3));
-  CHECK(both("HPEXPIRE h 300 FIELDS 2 a b") == Reply::ints({1, 1}));
+  CHECK(both("HPEXPIRE h 1000 FIELDS 2 a b") == Reply::ints({1, 1}));
   CHECK(both("HDEL h a") == Reply::integer(1));
   if (d.has_hgetdel) CHECK(both("HGETDEL h FIELDS 1 b") == Reply::strings({"2"}));
-  check_active_expiry(t.history().back().after_ms + 300);
+  check_active_expiry(t.history().back().after_ms + 1000);
   CHECK(both("HGETALL h") == Reply::strings({"keep", "3"}));
   // Active expiry paused: every field of "lazy" passes its deadline, then one HMGET reads both.
   REQUIRE(t.set_active_expire(false) == Reply::ok());
@@ -150,6 +150,14 @@ TEST_CASE_METHOD(ActiveExpiry, "A field deleted before its deadline expires noth
   CHECK(both("EXISTS lazy") == Reply::integer(d.lazy_delete_on_read ? 0 : 1));
   check_counters();
   check_active_expiry(t.server_time());
+  // HINCRBY and HINCRBYFLOAT after active expiry took the field (valkey-hfe.md checklist 95):
+  // they start from nothing, without a TTL.
+  REQUIRE(both("HSET inc a 5 b 1.5 keep 1") == Reply::integer(3));
+  CHECK(both("HPEXPIRE inc 300 FIELDS 2 a b") == Reply::ints({1, 1}));
+  check_active_expiry(t.history().back().after_ms + 300);
+  CHECK(both("HINCRBY inc a 2") == Reply::integer(2));
+  CHECK(both("HINCRBYFLOAT inc b 1") == Reply::string("1"));
+  CHECK(both("HTTL inc FIELDS 2 a b") == Reply::ints({-1, -1}));
 }
 
 TEST_CASE_METHOD(ActiveExpiry, "Active expiry after RENAME and COPY of hashes whose TTLs were removed and set anew, MOVE "

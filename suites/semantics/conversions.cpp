@@ -42,7 +42,7 @@ TEST_CASE_METHOD(TwinFixture, "Active expiry reclaims the fields of a hash conve
   observe_events();
   observe_counters();
   REQUIRE(client()("CONFIG", "SET", "hz", "100") == Reply::ok());
-  REQUIRE(t.set_active_expire(true) == Reply::ok());
+  REQUIRE(t.set_active_expire(false) == Reply::ok());  // check_active_expiry turns it on
   // 100 fields with deadlines spread over 300 ms (a listpack(ex) hash on Redis; Valkey keeps a
   // hash with volatile fields as hashtable), then fields without TTL until the hash passes
   // hash-max-listpack-entries (512 by default on both) and converts midway.
@@ -77,7 +77,12 @@ TEST_CASE_METHOD(TwinFixture, "2 KB values in a listpack under a raised hash-max
   struct Restore {
     expirykit::resp::Client& c;
     std::string v;
-    ~Restore() { c("CONFIG", "SET", "hash-max-listpack-value", v); }
+    ~Restore() {
+      try {
+        c("CONFIG", "SET", "hash-max-listpack-value", v);
+      } catch (...) {  // a broken connection: the shared server is replaced anyway
+      }
+    }
   } restore{client(), old[1].str()};
   REQUIRE(client()("CONFIG", "SET", "hash-max-listpack-value", "4096") == Reply::ok());
   REQUIRE(t.read_listpack_limits());
@@ -94,7 +99,7 @@ TEST_CASE_METHOD(TwinFixture, "2 KB values in a listpack under a raised hash-max
   const int order[] = {4, 1, 3, 0};
   for (int k = 0; k < 4; ++k)
     REQUIRE(t.run({"HPEXPIREAT", "h", S(t0 + 500 + 100 * (3 - k) + 50), "FIELDS", "1", "f" + S(order[k])}).ok);
-  REQUIRE(t.run({"HPEXPIREAT", "h", S(t0 + 400), "FIELDS", "1", "f2"}).ok);
+  REQUIRE(t.run({"HPEXPIREAT", "h", S(t0 + 100000), "FIELDS", "1", "f2"}).ok);  // persisted next
   CHECK(both("HPERSIST h FIELDS 1 f2") == Reply::ints({1}));
   CHECK(both("HTTL h FIELDS 6 f0 f1 f2 f3 f4 f5").is_array());
   CHECK(both("HGETALL h").is_array());

@@ -288,16 +288,17 @@ inline Out hincr(const Dialect& d, const Argv& a, const resp::Reply& r, const Ke
 /// field with a deadline (Dialect::Propagation::volatile_hash_writes_as_hset). Live AOF
 /// 2026-12-06 (Valkey 9.1.2, Redis 8.0.6, 8.6.3).
 inline Out plain_write(const Dialect& d, const Argv& a, const resp::Reply& r, const Keyspace& before) {
-  if (iequals(a[0], "HDEL")) return r.is_integer() && r.as_integer() > 0 ? Out{std::vector<Argv>{a}} : Out{std::vector<Argv>{}};
+  if (iequals(a[0], "HMSET")) return r == resp::Reply::ok() ? Out{std::vector<Argv>{a}} : std::nullopt;
+  if (!r.is_integer()) return std::nullopt;  // e.g. QUEUED inside MULTI
+  if (iequals(a[0], "HDEL")) return r.as_integer() > 0 ? Out{std::vector<Argv>{a}} : Out{std::vector<Argv>{}};
   if (iequals(a[0], "HSETNX")) {
-    if (!r.is_integer() || a.size() != 4) return std::nullopt;
+    if (a.size() != 4) return std::nullopt;
     if (r.as_integer() == 0) return std::vector<Argv>{};
     if (d.propagation.volatile_hash_writes_as_hset && stores_deadline(before, a[1]))
       return std::vector<Argv>{{"HSET", a[1], a[2], a[3]}};
     return std::vector<Argv>{a};
   }
-  if (!r.is_integer() && !r.is_status()) return std::nullopt;
-  return std::vector<Argv>{a};
+  return std::vector<Argv>{a};  // HSET
 }
 
 }  // namespace detail::propagation
