@@ -58,13 +58,37 @@ inline std::string node_id(Client& c, const std::string& address) {
 inline void expect_ok(const Reply& r, const std::string& what) {
   if (r != Reply::ok()) throw std::runtime_error(what + " answered " + r.to_string());
 }
-/// Re-reads the client's slot map until it names `target` for `slot` (the seed node may learn
-/// the new owner a gossip round later).
+/// The owner of `slot` in the CLUSTER SLOTS reply `r` of the node at `node` ("host:port"; an
+/// empty host in the reply is that node's), or "" when none is named.
+inline std::string owner_in(const Reply& r, int slot, const std::string& node) {
+  if (!r.is_array()) return {};
+  for (const auto& range : r.elements()) {
+    if (!range.is_array() || range.size() < 3 || !range[2].is_array() || range[2].size() < 2) continue;
+    if (!range[0].is_integer() || !range[1].is_integer() || slot < range[0].as_integer() || slot > range[1].as_integer())
+      continue;
+    const std::string ip = range[2][0].str().empty() ? node.substr(0, node.rfind(':')) : range[2][0].str();
+    return ip + ":" + std::to_string(range[2][1].as_integer());
+  }
+  return {};
+}
+/// Re-reads the client's slot map until it names `target` for `slot` and so does every node's
+/// CLUSTER SLOTS (the seed node may learn the new owner a gossip round later, and a node that
+/// had not may hand a later refresh the old owner: seen once in the legacy-reshard property on a
+/// loaded machine, a command routed to the source answered MOVED).
 inline void await_owner(Client& c, int slot, const std::string& target, std::chrono::milliseconds timeout) {
   const auto until = std::chrono::steady_clock::now() + timeout;
   for (;;) {
     c.refresh();
-    if (c.address_of(slot) == target) return;
+    bool agreed = c.address_of(slot) == target;
+    if (agreed)
+      for (const auto& node : c.all_nodes()) {
+        try {
+          agreed = agreed && owner_in(c.connection(node)("CLUSTER", "SLOTS"), slot, node) == target;
+        } catch (const resp::ConnectionError&) {  // a node that went away (a failover) is no voter
+        }
+        if (!agreed) break;
+      }
+    if (agreed) return;
     if (std::chrono::steady_clock::now() > until)
       throw std::runtime_error("slot " + std::to_string(slot) + " still served by " + c.address_of(slot) +
                                " in the client's map, not " + target + ", after " + std::to_string(timeout.count()) + " ms");
