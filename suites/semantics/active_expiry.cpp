@@ -158,6 +158,14 @@ TEST_CASE_METHOD(ActiveExpiry, "A field deleted before its deadline expires noth
   CHECK(both("HINCRBY inc a 2") == Reply::integer(2));
   CHECK(both("HINCRBYFLOAT inc b 1") == Reply::string("1"));
   CHECK(both("HTTL inc FIELDS 2 a b") == Reply::ints({-1, -1}));
+  // HDEL of an expired (reclaimed), a live and a missing field empties the hash: the key goes
+  // (valkey-hfe.md checklist 96).
+  REQUIRE(both("HSET e x 1 y 2") == Reply::integer(2));
+  CHECK(both("HPEXPIRE e 300 FIELDS 1 x") == Reply::ints({1}));
+  check_active_expiry(t.history().back().after_ms + 300);
+  CHECK(both("HDEL e x y zz") == Reply::integer(1));
+  CHECK(both("EXISTS e") == Reply::integer(0));
+  check_counters();
 }
 
 TEST_CASE_METHOD(ActiveExpiry, "Active expiry after RENAME and COPY of hashes whose TTLs were removed and set anew, MOVE "
