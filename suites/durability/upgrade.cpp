@@ -20,6 +20,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -36,6 +37,7 @@
 #include <expirykit/process/server.hpp>
 #include <expirykit/server/clock.hpp>
 #include <expirykit/server/identity.hpp>
+#include <expirykit/server/info.hpp>
 #include <expirykit/property/durable_property.hpp>
 #include <expirykit/state/snapshot.hpp>
 
@@ -314,4 +316,87 @@ TEST_CASE_METHOD(Upgrade, "Upgrade: a replica of the previous release follows a 
   for (const auto& d : diffs) all += "  " + d + "\n";
   INFO("replica vs primary after the data set:\n" << all);
   CHECK(diffs.empty());
+}
+
+TEST_CASE_METHOD(Upgrade, "Upgrade: a replica of a release without field TTLs cannot full-sync them and holds back "
+                          "no replica of this release",
+                 "[durability][upgrade][replica]") {
+  // valkey-hfe.md checklist 112: a primary holding field TTLs and a replica of a release without
+  // them (Valkey 8.1) never completes a full sync: the primary's fork, writing the RDB at the
+  // replica's version, stops at the hash with "Can't store key (db 0) in RDB version 11" (live
+  // Valkey 9.1.2 -> 8.1.1, 2026-12-06); a Redis 7.0 replica already stops at the RDB format
+  // ("Can't handle RDB format version" in its own log). Meanwhile a replica of this release,
+  // attached after it, syncs every field and absolute expiry. SKIPPED where the previous release
+  // has field TTLs itself (redis-8.6 -> redis-8.0: the case above).
+  const fs::path from = previous();
+  process::ServerOptions old_opts;
+  old_opts.binary = from;
+  process::Server old_replica(old_opts);
+  const auto old_id = identity_of(old_replica);
+  if (old_id.caps.field_ttl())
+    catch2::skip(catch2::Verdict::skipped, "skipped on " + identity().to_string() + ": the previous release " +
+                                               old_id.to_string() + " has field TTLs itself");
+  process::ServerOptions po;
+  po.binary = current();
+  po.set("repl-diskless-sync-delay", "0");
+  po.set("shutdown-timeout", "0");
+  process::Server primary(po);
+  auto pc = primary.client();
+  write_data(pc, true);
+  const std::string primary_at = primary.host() + " " + std::to_string(primary.port());
+  auto oc = old_replica.client();
+  REQUIRE(oc("REPLICAOF", primary.host(), std::to_string(primary.port())).is_status());
+  process::ServerOptions no = po;
+  no.set("replicaof", primary_at);
+  process::Server new_replica(no);
+  auto nc = new_replica.client();
+  INFO("primary " << identity().to_string() << " at " << primary.address() << ", replica of the previous release "
+                  << old_id.to_string() << " at " << old_replica.address() << ", replica of this release at "
+                  << new_replica.address());
+  // The replica of this release: linked, caught up, the same data to the millisecond.
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  auto linked = [](resp::Client& c) {
+    const auto info = server::Info::fetch(c, "replication");
+    return info.get("master_link_status") == "up" && info.get("master_sync_in_progress") == "0";
+  };
+  while (!linked(nc) && std::chrono::steady_clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE(linked(nc));
+  const auto want = state::Snapshot::take(pc, "primary");
+  auto diffs = state::diff(want, state::Snapshot::take(nc, "replica of this release"));
+  while (!diffs.empty() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    diffs = state::diff(want, state::Snapshot::take(nc, "replica of this release"));
+  }
+  std::string all;
+  for (const auto& d : diffs) all += "  " + d + "\n";
+  INFO("replica of this release vs primary:\n" << all);
+  CHECK(diffs.empty());
+  // The older one: its sync refused, named in a log, nothing loaded, never linked.
+  auto refused = [&]() -> std::string {
+    for (const auto& [who, log] : {std::pair{"primary", primary.log_path()}, std::pair{"old replica", old_replica.log_path()}}) {
+      std::ifstream in(log);
+      for (std::string line; std::getline(in, line);)
+        if (line.find("Can't store key") != std::string::npos || line.find("Can't handle RDB format") != std::string::npos)
+          return std::string(who) + ": " + line;
+    }
+    return {};
+  };
+  std::string why = refused();
+  while (why.empty() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    why = refused();
+  }
+  INFO("primary log:\n" << primary.log_tail(10) << "old replica log:\n" << old_replica.log_tail(10));
+  CHECK_FALSE(why.empty());
+  UNSCOPED_INFO("the refusal: " << why);
+  const auto old_info = server::Info::fetch(oc, "replication");
+  CHECK(old_info.get("master_link_status") != std::optional<std::string>("up"));
+  CHECK(oc("DBSIZE") == Reply::integer(0));
+  // And the primary still serves, its new replica in step with a write after all that.
+  REQUIRE(pc("HSET", "after", "a", "1").is_integer());
+  REQUIRE(pc("HPEXPIRE", "after", 3'600'000, "FIELDS", 1, "a") == Reply::ints({1}));
+  const auto until2 = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (nc("HLEN", "after") != Reply::integer(1) && std::chrono::steady_clock::now() < until2)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  CHECK(nc("HPEXPIRETIME", "after", "FIELDS", 1, "a") == pc("HPEXPIRETIME", "after", "FIELDS", 1, "a"));
 }

@@ -3,7 +3,7 @@
 // expired before the conversion (redis-hfe.md checklist 74), active expiry after a live conversion
 // of a hash past hash-max-listpack-entries (75), and 2 KB values kept in a listpack under a
 // raised hash-max-listpack-value, their deadlines set out of insertion order, one persisted, then
-// reclaimed by active expiry (76).
+// reclaimed by active expiry (76); a past-time HSETEX leaving a listpack (valkey-hfe.md 109).
 #include <catch2/catch_test_macros.hpp>
 
 #include <string>
@@ -125,5 +125,30 @@ TEST_CASE_METHOD(TwinFixture, "DEBUG LISTPACK on a hash with volatile fields in 
   else CHECK(r.is_error());
   CHECK(client()("PING") == Reply::status("PONG"));
   CHECK(both("HTTL h FIELDS 3 a b c").is_array());
+  check_same_state();
+}
+
+TEST_CASE_METHOD(TwinFixture, "A past-time HSETEX deletes its fields and leaves the rest of the hash a listpack",
+                 "[semantics][encoding]") {
+  // valkey-hfe.md checklist 109: HSETEX with EXAT 0 (or any past time) is valid, deletes the
+  // fields it names and stores no deadline, so the hash that survives keeps its listpack
+  // encoding (Valkey); the key goes when it deletes the last field. Reply, events, counters, state and
+  // encoding against the model.
+  require_field_ttl();
+  auto& t = twin();
+  if (!t.dialect().has_hsetex) SKIP("no HSETEX in this dialect");
+  observe_events();
+  observe_counters();
+  REQUIRE(both("HSET h a 1 b 2 c 3") == Reply::integer(3));
+  CHECK(both("OBJECT ENCODING h") == Reply::string("listpack"));
+  CHECK(both("HSETEX h EXAT 0 FIELDS 1 a 9").is_integer());
+  CHECK(both("HSETEX h PXAT 1 FIELDS 2 b 9 new 9").is_integer());  // a stored field and a new one
+  CHECK(both("HGETALL h") == Reply::strings({"c", "3"}));
+  // Valkey: listpack (checklist 109); Redis 8.0.6 and 8.6.3 turn a listpack that HSETEX wrote
+  // into listpackex even when no deadline is stored (live, 2026-12-06; the model's encoding rule).
+  CHECK(both("OBJECT ENCODING h") == Reply::string(t.dialect().flavor == "valkey" ? "listpack" : "listpackex"));
+  CHECK(both("HSETEX h EXAT 1 FIELDS 1 c 9").is_integer());  // the last field: the key goes
+  CHECK(both("EXISTS h") == Reply::integer(0));
+  check_counters();
   check_same_state();
 }
