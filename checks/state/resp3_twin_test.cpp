@@ -1,6 +1,6 @@
 // Twin::use_protocol (state/twin.hpp): the twin's connection on RESP3, each step's reply compared
 // with the model in its RESP2 form and its RESP3 form checked (model/resp3.hpp), on the live
-// server; and the main property on RESP3 for a few seconds. Needs a build with hiredis 1.x
+// server; and the main property and the durability property on RESP3 for a few seconds each. Needs a build with hiredis 1.x
 // (build-asan/ in ci/test); with hiredis 0.14 use_protocol(3) throws and the rest SKIPs.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -8,9 +8,11 @@
 #include <stdexcept>
 #include <string>
 
+#include <expirykit/catch2/replica_fixture.hpp>
 #include <expirykit/catch2/twin_fixture.hpp>
 #include <expirykit/model/batch.hpp>
 #include <expirykit/observe/tracking.hpp>
+#include <expirykit/property/durable_property.hpp>
 #include <expirykit/property/property.hpp>
 
 using namespace expirykit::catch2;
@@ -130,4 +132,32 @@ TEST_CASE_METHOD(TwinFixture, "The twin's tracking follows use_protocol: steps a
   CHECK(w2.ok);
   REQUIRE(w2.server_invalidations);
   CHECK(*w2.server_invalidations == expirykit::model::Invalidations{"h"});
+}
+
+TEST_CASE_METHOD(ReplicaFixture, "The durability property on RESP3 only: every copy agrees with the model",
+                 "[state][resp3][property][durability]") {
+  if constexpr (!expirykit::resp::resp3_supported) SKIP("RESP3 needs a build with hiredis 1.x");
+  require_field_ttl();
+  const auto dialect = twin().dialect();
+  expirykit::process::ReplicaSetOptions o;
+  o.primary.persistence = expirykit::process::Persistence::aof;
+  o.primary.set("hz", "100");
+  auto set = fresh_replica_set(o);
+  expirykit::process::Server loader;
+  expirykit::resp::Client c = set->primary().client();
+  expirykit::state::Twin::Options topt;
+  topt.server = identity();
+  expirykit::state::Twin t(c, dialect, topt);
+  expirykit::property::Copies copies{*set, loader};
+  expirykit::property::DurableOptions opt;
+  opt.server = identity();
+  opt.protocols = {3};
+  const auto r = expirykit::property::check_durable_sequences(
+      t, copies, expirykit::property::PropertyBudget{6, 20, 4, current_test_name()}, opt);
+  INFO(r.report);
+  CHECK(r.ok);
+  int resp3_steps = 0;
+  for (const auto& s : t.history()) resp3_steps += s.protocol == 3;
+  CHECK(resp3_steps > 0);
+  CHECK(c.protocol() == 3);
 }

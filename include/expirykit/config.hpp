@@ -102,8 +102,9 @@ struct Config {
   /// nullopt: each property's own budget x prop_scale.
   std::optional<double> prop_seconds;
 
-  /// EXPIRYKIT_PROTOCOL: `2`, `3` or `both`: the protocols the main property draws from per
-  /// sequence (property::property_protocols); nullopt: both with hiredis 1.1 or later, else 2.
+  /// EXPIRYKIT_PROTOCOL: `2`, `3` or `both`: the protocols the main, durability and cluster
+  /// properties draw from per sequence (property::property_protocols); nullopt: both with hiredis
+  /// 1.1 or later, else 2.
   std::optional<std::string> protocol;
 
   // ---- verdicts, baselines, benchmarks ----
@@ -211,7 +212,7 @@ struct Config {
          [&](const std::string& v) { c.prop_seconds = detail::parse_number("EXPIRYKIT_PROP_SECONDS", v, true); });
     read("EXPIRYKIT_PROTOCOL", [&](const std::string& v) {
       if (v != "2" && v != "3" && v != "both")
-        throw std::invalid_argument("EXPIRYKIT_PROTOCOL='" + v + "' is not 2, 3 or both (the protocols the main property runs on)");
+        throw std::invalid_argument("EXPIRYKIT_PROTOCOL='" + v + "' is not 2, 3 or both (the protocols the properties run on)");
       c.protocol = v;
     });
     read("EXPIRYKIT_VERDICT_FILE", path(c.verdict_file));

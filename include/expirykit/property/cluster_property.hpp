@@ -13,7 +13,8 @@
 // With a `disturb` callable, every case runs it once at a drawn point of its sequence (before a
 // drawn command, at the top level): a reshard or a failover while the sequence's fields hold far,
 // short and already-expired TTLs; the description it returns is printed in the report's script.
-// Budget and replay as check_sequences() (property/property.hpp); `cells` stay empty.
+// Each case runs on RESP2 or RESP3 (property_protocols(), as the main property). Budget and
+// replay as check_sequences() (property/property.hpp); `cells` stay empty.
 #pragma once
 
 #include <functional>
@@ -42,7 +43,11 @@ inline PropertyResult check_cluster_sequences(ClusterTwin& twin, PropertyBudget 
   // Crash triage (property.hpp): the commands sent; a node that crashed is triaged standalone.
   if (!budget.sent) budget.sent = [&twin] { return twin.twin().sent(); };
   const auto sequence_gen = gen::property_sequence(d, budget.max_len, gen::StaleBy::sleep);  // once; ClusterTwin has no @stale:
+  const std::vector<int> protocols = property_protocols();
   return check_cases(name, budget, [&] {
+    // RESP2 or RESP3 per sequence (EXPIRYKIT_PROTOCOL; shrinks towards RESP2): the twin sends
+    // HELLO on each node's connection as it first uses it in that protocol.
+    twin.twin().use_protocol(protocols.size() == 1 ? protocols.front() : *rc::gen::elementOf(protocols));
     auto [cmds, dropped] = cluster_sequence(*sequence_gen);
     twin.routing().dropped += dropped;
     if (!disturb) return run_cluster_sequence(twin, cmds);

@@ -14,10 +14,14 @@
 //     commands without it (1 in 4);
 //   - the primary restarted as a new process from its AOF (1 in 12; 0.06-0.1 s each, its replicas
 //     told to reconnect at once: process::Relink::now) instead of DEBUG LOADAOF.
+//   - the protocol of the commands' connection: RESP2 or RESP3 (property_protocols():
+//     EXPIRYKIT_PROTOCOL, both by default with hiredis 1.1 or later; shrinks towards RESP2), or
+//     one of DurableOptions::protocols when set.
 // Budget, seed and re-run as property/property.hpp (EXPIRYKIT_PROP_SCALE, RC_PARAMS="seed=N").
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include <rapidcheck.h>
 
@@ -34,8 +38,8 @@ using state::Step;
 using state::Twin;
 
 /// A random DurableCase with the weights of the file comment.
-inline rc::Gen<DurableCase> durable_case() {
-  return rc::gen::exec([] {
+inline rc::Gen<DurableCase> durable_case(std::vector<int> protocols = property_protocols()) {
+  return rc::gen::exec([protocols] {
     // Drawn so that shrinking (towards 0) leads to the plainest case: no pause, no rewrite, no
     // restart (a restart costs the most: 0.06-0.1 s).
     DurableCase c;
@@ -43,6 +47,7 @@ inline rc::Gen<DurableCase> durable_case() {
     const int r = *gen::full(rc::gen::inRange(0, 4));
     c.rewrite = r < 2 ? AofRewrite::none : r == 2 ? AofRewrite::rdb_preamble : AofRewrite::commands;
     c.restart_primary = *gen::full(rc::gen::inRange(0, 12)) == 11;
+    c.protocol = protocols.size() == 1 ? protocols.front() : *rc::gen::elementOf(protocols);
     return c;
   });
 }
@@ -52,8 +57,9 @@ inline PropertyResult check_durable_sequences(Twin& twin, Copies& copies, Proper
   const model::Dialect d = twin.dialect();
   if (!budget.sent) budget.sent = [&twin] { return twin.sent(); };  // crash triage (property.hpp)
   const auto with_near_ttls = gen::sequence_with_near_ttls(d, budget.max_len), plain = gen::sequence(d, budget.max_len);
+  const auto case_gen = durable_case(opt.protocols.empty() ? property_protocols() : opt.protocols);
   return check_cases("every copy of the data agrees with " + d.name + "'s model", budget, [&] {
-    const DurableCase dc = *durable_case();
+    const DurableCase dc = *case_gen;
     const auto cmds = dc.pause_active_expiry ? *with_near_ttls : *plain;
     return run_durable_sequence(twin, copies, cmds, dc, opt);
   });

@@ -82,6 +82,10 @@ struct DurableCase {
   bool pause_active_expiry = false;  ///< primary's active expiry off during the commands (stage 1)
   AofRewrite rewrite = AofRewrite::none;
   bool restart_primary = false;      ///< stage 5 as a new process (restart) instead of DEBUG LOADAOF
+  /// The protocol of the twin's connection to the primary (2 or 3: Twin::use_protocol; 3 needs
+  /// hiredis 1.1 or later): each reply checked in RESP2 form against the model and in its RESP3
+  /// form (model/resp3.hpp). The copies are read over RESP2 (snapshots), as before.
+  int protocol = 2;
 
   std::string describe() const {
     std::string s = pause_active_expiry ? "active expiry paused on the primary" : "active expiry on";
@@ -89,6 +93,7 @@ struct DurableCase {
          : rewrite == AofRewrite::rdb_preamble ? ", AOF rewritten (RDB preamble)"
                                                : ", AOF rewritten (commands, no RDB preamble)";
     s += restart_primary ? ", primary restarted from its AOF" : ", primary reloaded its AOF (DEBUG LOADAOF)";
+    if (protocol == 3) s += ", commands on RESP3";
     return s;
   }
 };
@@ -109,6 +114,9 @@ struct DurableOptions {
   /// in SequenceResult::known_issues instead of failing; the primary is still compared with the
   /// model on every key, and the RDB copy too. Unset: nothing is excused.
   std::optional<server::Identity> server;
+  /// The protocols check_durable_sequences() draws per case (durable_property.hpp); empty:
+  /// property_protocols() (EXPIRYKIT_PROTOCOL).
+  std::vector<int> protocols;
 };
 
 namespace detail {
@@ -182,8 +190,10 @@ inline SequenceResult run_durable_sequence(Twin& twin, Copies& copies, const std
     auto lc = copies.loader.client();
     hz(lc, "the loader");
   }
+  twin.use_protocol(dc.protocol);  // sent with the twin's next command (after a restart too)
   twin.flushall();
   script << "# on every server:\nCONFIG SET hz 100\nFLUSHALL SYNC\n";
+  if (dc.protocol == 3) script << "# the primary's connection, for the commands below:\nHELLO 3\n";
   twin.set_active_expire(!dc.pause_active_expiry);
   script << "DEBUG SET-ACTIVE-EXPIRE " << (dc.pause_active_expiry ? 0 : 1) << "\n";
 
