@@ -4,12 +4,17 @@
 // it, and the hashes later expire on the new owner. Checked two ways: the model (every primary's
 // keys, values, HLEN, every HPEXPIRETIME and encodings: ClusterTwin::compare_state) and the
 // keyspace snapshot of the source before against the target's after (state/snapshot.hpp), with
-// the key counts of the slot on both nodes.
+// the key counts of the slot on both nodes; the target's volatile-key count (INFO keyspace) and
+// the notification of a past TTL given there (HGETEX EX 0).
 #include <catch2/catch_test_macros.hpp>
 
 #include <expirykit/catch2/cluster_fixture.hpp>
 #include <expirykit/cluster/reshard.hpp>
+#include <expirykit/observe/counters.hpp>
+#include <expirykit/observe/keyspace_events.hpp>
 #include <expirykit/state/snapshot.hpp>
+
+#include <set>
 
 using namespace expirykit;
 using catch2::ClusterFixture;
@@ -104,6 +109,8 @@ void move_case(state::ClusterTwin& t, bool atomic) {
   const int slot = cluster::slot_of(tag);
   const std::string source = c.address_of(slot), target = first_other_primary(c, source);
   const auto before = state::Snapshot::take(c.connection(source), "source before");
+  const auto& d = t.dialect();
+  const observe::Counters source_before = observe::Counters::read(c.connection(source), d);
   const int64_t short_deadline = t.twin().server_time() + short_ms;
   const int64_t since = t.twin().server_time();
   const auto rep = atomic ? cluster::move_slots_atomic(c, slot, slot, target) : cluster::move_slot_legacy(c, slot, target);
@@ -111,6 +118,39 @@ void move_case(state::ClusterTwin& t, bool atomic) {
   t.topology_changed("moved");
   CHECK(rep.keys == 21);
   check_moved(t, before, source, target, 21);
+  {
+    // The volatile-key count travels with the keys (valkey-hfe.md checklist 76): INFO keyspace's
+    // keys_with_volatile_items (Redis: subexpiry) on the target is the source's before the move,
+    // the source's is 0.
+    const observe::Counters src = observe::Counters::read(c.connection(source), d);
+    const observe::Counters dst = observe::Counters::read(c.connection(target), d);
+    INFO(d.info_keyspace_volatile << ": source before " << source_before.volatile_keys << ", after " << src.volatile_keys
+                                  << "; target after " << dst.volatile_keys);
+    CHECK(source_before.volatile_keys == 21);
+    CHECK(dst.volatile_keys == source_before.volatile_keys);
+    CHECK(src.volatile_keys == 0);
+    CHECK(dst.keys == 21);
+  }
+  {
+    // A past TTL on the new owner deletes the field there and notifies it there (HGETEX EX 0:
+    // checklist 76; the dialect's past_ttl_event, hexpired on Valkey), model and node agreeing.
+    observe::KeyspaceEvents heard(c.connection(target));
+    const std::string k = std::string(tag) + "k0";
+    const auto step = t.run({"HGETEX", k, "EX", "0", "FIELDS", "1", "plain"});
+    INFO(step.describe());
+    CHECK(step.ok);
+    c.connection(target).call(heard.marker("hgetex"));
+    std::multiset<std::string> got;
+    for (const auto& e : heard.read_until("hgetex").keyevent) got.insert(e.name + "@" + e.key);
+    std::string shown;
+    for (const auto& e : got) shown += " " + e;
+    INFO("the target notified:" << shown);
+    if (!step.server.is_error()) {
+      CHECK(got.count(d.past_ttl_event + "@" + k) == 1);
+      CHECK(c("HEXISTS", k, "plain") == Reply::integer(0));
+    }
+    CHECK(t.compare_state().empty());
+  }
   check_later_expiry(t, short_deadline);
 }
 }  // namespace
