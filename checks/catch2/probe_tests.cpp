@@ -113,3 +113,20 @@ TEST_CASE_METHOD(expirykit::catch2::TwinFixture, "probe: a twin check fails", "[
   CHECK(client()("HPERSIST", "h", "FIELDS", "1", "a") == Reply::ints({1}));  // the server only
   both("HTTL h FIELDS 1 a");  // PROBE-FAILING-LINE
 }
+
+// catch2::note(): the verdict recorded, the test going on (catch2/verdict_kind.hpp).
+TEST_CASE("probe: notes a known issue and goes on", "[.probe]") {
+  expirykit::catch2::note(Verdict::known_issue, "seen and excused");
+  CHECK(std::string("after the note") == "after the note");
+  UNSCOPED_INFO("ran after the note");
+  WARN("still running");
+}
+TEST_CASE("probe: notes a known issue, then a check fails", "[.probe]") {
+  expirykit::catch2::note(Verdict::known_issue, "seen and excused");
+  CHECK(1 == 2);
+}
+TEST_CASE("probe: notes the verdict PASS", "[.probe]") { expirykit::catch2::note(Verdict::pass, "a misuse"); }
+TEST_CASE_METHOD(ServerFixture, "probe: note_known_issue with an unknown id goes on and fails", "[.probe]") {
+  CHECK_FALSE(expirykit::catch2::note_known_issue(identity(), "no-such-issue", true, "observed something"));
+  WARN("ran after note_known_issue");
+}

@@ -1,7 +1,7 @@
 // Field TTLs under Valkey's `import-mode yes` (valkey-hfe.md §1 exceptions and §11; upstream
 // tests/unit/hashexpire.tcl, checklist 109; valkey#3006 / #2944): a past deadline no longer
 // deletes. HPEXPIRE 0, HEXPIREAT and HSETEX / HGETEX with a past time store the field with that
-// deadline (reply 1, hexpire notified, no hdel), reads hide it as expired (HGETALL, HEXISTS,
+// deadline, 0 included (reply 1, hexpire notified, no hdel), reads hide it as expired (HGETALL, HEXISTS,
 // HRANDFIELD, HSCAN, HTTL -2) while HLEN counts it, and active expiry leaves it alone until
 // import-mode is switched off; then every such field is reclaimed (hexpired once per key, del with
 // a hash's last field, expired_fields counted). Established live on Valkey 9.1.2 (2026-12-06, by
@@ -67,6 +67,13 @@ TEST_CASE_METHOD(catch2::ServerFixture, "import-mode: past deadlines store the f
   CHECK(c("HSETEX", "h", "EXAT", 1, "FIELDS", 2, "a", "1", "x", "5") == Reply::integer(1));
   REQUIRE(c("HSET", "g", "f", "1") == Reply::integer(1));
   CHECK(c("HGETEX", "g", "EXAT", 1, "FIELDS", 1, "f") == Reply::strings({"1"}));
+  // A zero deadline is a deadline too, not "no TTL" (valkey#3006): stored, hidden, reclaimed after.
+  REQUIRE(c("HSET", "z", "a", "1") == Reply::integer(1));
+  CHECK(c("HSETEX", "z", "EXAT", 0, "FIELDS", 1, "zero", "1") == Reply::integer(1));
+  CHECK(c("HPEXPIREAT", "z", 0, "FIELDS", 1, "a") == Reply::ints({1}));
+  CHECK(c("HLEN", "z") == Reply::integer(2));
+  CHECK(c("HEXPIRETIME", "z", "FIELDS", 2, "zero", "a") == Reply::ints({-2, -2}));
+  CHECK(c("OBJECT", "ENCODING", "z") == Reply::string("hashtable"));
   // Stored, counted by HLEN, hidden from every read (once the server's clock is past d's "now").
   server::wait_until_past(c, d_due, 1);
   CHECK(c("HLEN", "h") == Reply::integer(5));
@@ -85,10 +92,10 @@ TEST_CASE_METHOD(catch2::ServerFixture, "import-mode: past deadlines store the f
   // Active expiry (hz 100) leaves them: after 300 ms nothing is reclaimed or counted.
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   CHECK(c("HLEN", "h") == Reply::integer(5));
-  CHECK(c("DBSIZE") == Reply::integer(2));
+  CHECK(c("DBSIZE") == Reply::integer(3));
   CHECK(observe::Counters::read(c, d).expired_fields == base.expired_fields);
   REQUIRE(c("CONFIG", "SET", "import-mode", "no") == Reply::ok());
-  // Then active expiry reclaims all five: h keeps b, g goes.
+  // Then active expiry reclaims all seven: h keeps b, g and z go.
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
   while (c("DBSIZE") != Reply::integer(1) && std::chrono::steady_clock::now() < give_up)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -98,7 +105,7 @@ TEST_CASE_METHOD(catch2::ServerFixture, "import-mode: past deadlines store the f
   CHECK(c("HGETALL", "h") == Reply::strings({"b", "2"}));
   {
     const auto now = observe::Counters::read(c, d);
-    CHECK(now.expired_fields == base.expired_fields + 5);
+    CHECK(now.expired_fields == base.expired_fields + 7);
     CHECK(now.expired_keys == base.expired_keys);
   }
   c.call(heard.marker("after"));
@@ -111,9 +118,11 @@ TEST_CASE_METHOD(catch2::ServerFixture, "import-mode: past deadlines store the f
   CHECK(got.count("hdel@h") == 0);
   CHECK(got.count("hexpire@h") == 3);
   CHECK(got.count("hexpire@g") == 1);
+  CHECK(got.count("hexpire@z") == 2);
   // After: h's four in one or more cycles (one hexpired a cycle), g's one and its del.
   CHECK(got.count("hexpired@h") >= 1);
   CHECK(got.count("hexpired@g") == 1);
   CHECK(got.count("del@g") == 1);
+  CHECK(got.count("del@z") == 1);
   CHECK(got.count("del@h") == 0);
 }

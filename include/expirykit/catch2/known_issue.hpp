@@ -13,11 +13,14 @@
 //                                                 (record the fix: set `until` in known_issues/table.hpp)
 //   defect seen, server outside the range      -> FAIL with the details and the replay script
 //   no defect, server outside the range        -> returns; the test goes on
+// note_known_issue() gives the same verdicts without ending the test: KNOWN ISSUE and FIXED
+// become the test case's verdict at its end (unless an assertion fails), a FAIL is a failed check.
 // FAILs when `id` is not in the table: a typo must not hide a failure.
 #pragma once
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <source_location>
 #include <string>
 
 #include <expirykit/catch2/verdict_kind.hpp>
@@ -48,6 +51,28 @@ inline void known_issue(const server::Identity& server, const std::string& id, b
   const known_issues::KnownIssue* k = known_issues::find(id);
   if (!k) FAIL("no known issue '" << id << "' in known_issues/table.hpp");
   known_issue(server, *k, defect_observed, observed);
+}
+
+/// As known_issue(), but the test goes on after a known issue or a fix: KNOWN ISSUE and FIXED
+/// are noted (catch2::note(): a WARN now, the test case's verdict at its end unless an assertion
+/// fails), a defect on a release outside the issue's range is a failed assertion (FAIL_CHECK),
+/// not the end of the test; an `id` missing from the table too. Returns true when a known issue
+/// excused `defect_observed` (leave out the CHECK of the specified behaviour then), else false.
+inline bool note_known_issue(const server::Identity& server, const std::string& id, bool defect_observed,
+                             const std::string& observed, std::source_location where = std::source_location::current()) {
+  const known_issues::KnownIssue* k = known_issues::find(id);
+  if (!k) {
+    detail::fail_check("no known issue '" + id + "' in known_issues/table.hpp", where);
+    return false;
+  }
+  const auto j = known_issues::judge(*k, server, defect_observed, observed);
+  switch (j.verdict) {
+    case known_issues::IssueVerdict::known_issue: note(Verdict::known_issue, j.message, where); return true;
+    case known_issues::IssueVerdict::fixed: note(Verdict::fixed, j.message, where); return false;
+    case known_issues::IssueVerdict::failed: detail::fail_check(j.message, where); return false;
+    case known_issues::IssueVerdict::none: return false;
+  }
+  return false;
 }
 
 }  // namespace expirykit::catch2

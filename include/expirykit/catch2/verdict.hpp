@@ -52,6 +52,7 @@ class VerdictListener : public Catch::EventListenerBase {
     skipped_ = false;
     skip_verdict_ = Verdict::skipped;
     detail::pending_skip_verdict().reset();
+    detail::noted_verdict().reset();
   }
   void assertionEnded(const Catch::AssertionStats& stats) override {
     const auto& r = stats.assertionResult;
@@ -87,8 +88,10 @@ class VerdictListener : public Catch::EventListenerBase {
     const auto& file = partial_config().verdict_file;  // also while another variable is bad
     if (!file) return;
     const auto& t = stats.totals;
+    const auto& noted = detail::noted_verdict();  // catch2::note(): the test went on after it
     const Verdict verdict = t.assertions.failed > 0                      ? Verdict::fail
                             : (skipped_ || t.testCases.skipped > 0) ? skip_verdict_
+                            : noted                                 ? noted->kind
                                                                     : Verdict::pass;
     std::string server = "?";
     std::string stand_in;  // the dialect standing in for a release without its own
@@ -102,7 +105,9 @@ class VerdictListener : public Catch::EventListenerBase {
     } else if (!detail::last_server_identity().empty()) {
       server = detail::last_server_identity();
     }
-    std::string detail = verdict == Verdict::pass ? warnings_ : detail_;
+    std::string detail = verdict == Verdict::pass                                   ? warnings_
+                         : noted && verdict == noted->kind && !skipped_ && !t.assertions.failed ? noted->message
+                                                                                        : detail_;
     // Under a stand-in dialect a failure is a change since that release (or a defect).
     if (t.assertions.failed > 0 && !stand_in.empty())
       detail = "changed since " + stand_in + " (" + server + " checked against the " + stand_in + " dialect): " + detail;

@@ -7,7 +7,8 @@
 //                             "not supported by " + identity().to_string() + ": hash field TTLs");
 //
 // skip() records the verdict for the running test case, then SKIPs with the message (which Catch2
-// prints, as for any SKIP). The listener takes the verdict of a test case's first skip; a plain
+// prints, as for any SKIP); note() records it and lets the test go on (a WARN now, the verdict at
+// the end unless an assertion fails). The listener takes the verdict of a test case's first skip; a plain
 // SKIP, with no verdict recorded, is SKIPPED. PASS and FAIL are never recorded: the listener
 // derives them from the assertions (a failed assertion is FAIL even after a skip).
 #pragma once
@@ -57,7 +58,44 @@ inline std::optional<Verdict>& pending_skip_verdict() {
   static std::optional<Verdict> v;
   return v;
 }
+/// A verdict note() recorded for the running test case (its first note), with its message; the
+/// listener takes it at the test case's end when no assertion failed and nothing skipped.
+struct NotedVerdict {
+  Verdict kind;
+  std::string message;
+};
+inline std::optional<NotedVerdict>& noted_verdict() {
+  static std::optional<NotedVerdict> v;
+  return v;
+}
+/// A failed assertion with `message` at `where` that lets the test go on (FAIL_CHECK there).
+inline void fail_check(const std::string& message, std::source_location where) {
+  const Catch::SourceLineInfo at(where.file_name(), static_cast<std::size_t>(where.line()));
+  Catch::AssertionHandler handler(Catch::StringRef("FAIL_CHECK"), at, Catch::StringRef(),
+                                  Catch::ResultDisposition::ContinueOnFailure);
+  handler.handleMessage(Catch::ResultWas::ExplicitFailure, std::string(message));
+  handler.complete();
+}
 }  // namespace detail
+
+/// Records `kind` (known_issue, known_gap or fixed) as the running test case's verdict and lets
+/// the test go on: its later assertions still run and still count. Catch2 prints `message` as a
+/// WARN at `where` (the caller's line). The test case's verdict is then FAIL if an assertion
+/// fails, a skip's verdict if it skips, else the first note's `kind` with its message (not PASS).
+/// pass, fail, not_supported or skipped is a misuse: a failed assertion saying so.
+inline void note(Verdict kind, const std::string& message, std::source_location where = std::source_location::current()) {
+  if (kind != Verdict::known_issue && kind != Verdict::known_gap && kind != Verdict::fixed) {
+    detail::fail_check("catch2::note() with the verdict " + std::string(to_string(kind)) +
+                           ", which is not a noted verdict: " + message,
+                       where);
+    return;
+  }
+  if (!detail::noted_verdict()) detail::noted_verdict() = detail::NotedVerdict{kind, message};
+  const Catch::SourceLineInfo at(where.file_name(), static_cast<std::size_t>(where.line()));
+  Catch::AssertionHandler handler(Catch::StringRef("WARN"), at, Catch::StringRef(), Catch::ResultDisposition::ContinueOnFailure);
+  handler.handleMessage(Catch::ResultWas::Warning, std::string(to_string(kind)) + ": " + message);
+  handler.complete();
+}
 
 /// SKIPs the running test case with `message`, recording `kind` as its verdict. `kind` is one of
 /// known_issue, known_gap, fixed, not_supported, skipped; pass or fail is not a skip and FAILs
