@@ -20,12 +20,16 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <set>
 #include <source_location>
 #include <string>
+#include <utility>
 
 #include <expirykit/catch2/verdict_kind.hpp>
 #include <expirykit/server/identity.hpp>
 #include <expirykit/known_issues/table.hpp>
+#include <expirykit/resp/reply.hpp>
+#include <expirykit/state/step.hpp>
 
 namespace expirykit::catch2 {
 
@@ -73,6 +77,22 @@ inline bool note_known_issue(const server::Identity& server, const std::string& 
     case known_issues::IssueVerdict::none: return false;
   }
   return false;
+}
+
+/// What a fixture's step() does with a step (state::Step) a known server issue excused
+/// (Step::known_issue) or that showed a covered issue fixed (Step::fixed_issue): note() KNOWN
+/// ISSUE or FIXED at `where`, once per issue id in `noted` (the test's), so the test case ends as
+/// that verdict, never as a silent PASS (TwinFixture and ReplicaFixture step()).
+inline void note_step_issues(const state::Step& s, std::set<std::string>& noted, const std::source_location& where) {
+  for (const auto& [id, kind] : {std::pair{s.known_issue, Verdict::known_issue}, std::pair{s.fixed_issue, Verdict::fixed}}) {
+    if (id.empty() || !noted.insert(id).second) continue;
+    const auto* k = known_issues::find(id);
+    note(kind,
+         (k ? k->report + " " : std::string()) + "[" + id + " in known_issues/table.hpp] at `" + resp::cli_line(s.argv) + "`" +
+             (kind == Verdict::fixed ? ": the server behaved as specified on a release the row covers (record the fix)"
+                                     : ": " + (k ? k->what : std::string())),
+         where);
+  }
 }
 
 }  // namespace expirykit::catch2

@@ -23,8 +23,8 @@
 #include <vector>
 
 #include <expirykit/catch2/fixture.hpp>
+#include <expirykit/catch2/known_issue.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
-#include <expirykit/known_issues/table.hpp>
 #include <expirykit/model/model.hpp>
 #include <expirykit/server/dialect_choice.hpp>
 #include <expirykit/state/twin.hpp>
@@ -106,25 +106,9 @@ class TwinFixture : public ServerFixture {
     Step s = twin().run(argv);
     INFO(s.describe() + (s.ok ? std::string() : failure_context(where)));
     CHECK(s.ok);
-    note_issues(s, where);
+    note_step_issues(s, noted_issues_, where);  // KNOWN ISSUE / FIXED, never a silent PASS
     return s;
   }
-  /// A step a known server issue excused (Step::known_issue) makes the test case's verdict KNOWN
-  /// ISSUE, one a covered release no longer shows the defect of (Step::fixed_issue) FIXED
-  /// (catch2::note(): a WARN at the caller's line, once per issue and test; the test goes on and
-  /// fails if a later check fails): never a silent PASS.
-  void note_issues(const Step& s, const std::source_location& where) {
-    for (const auto& [id, kind] : {std::pair{s.known_issue, Verdict::known_issue}, std::pair{s.fixed_issue, Verdict::fixed}}) {
-      if (id.empty() || !noted_issues_.insert(id).second) continue;
-      const auto* k = expirykit::known_issues::find(id);
-      std::string msg = (k ? k->report + " " : std::string()) + "[" + id + " in known_issues/table.hpp] at `" +
-                        expirykit::resp::cli_line(s.argv) + "`" +
-                        (kind == Verdict::fixed ? ": the server behaved as specified on a release the row covers (record the fix)"
-                                                : std::string(": ") + (k ? k->what : std::string()));
-      note(kind, msg, where);
-    }
-  }
-
   /// Sets a 1 ms TTL on `fields` of `key` (with active expiry off) and waits on the server
   /// clock until they have logically expired: the "expired but not reclaimed" state.
   void expire_unreclaimed(const std::string& key, const std::vector<std::string>& fields) {
@@ -205,7 +189,7 @@ class TwinFixture : public ServerFixture {
   }
 
   std::unique_ptr<Twin> twin_;
-  std::set<std::string> noted_issues_;  ///< note_issues(): the ids noted in this test
+  std::set<std::string> noted_issues_;  ///< note_step_issues(): the ids noted in this test
 };
 
 }  // namespace expirykit::catch2
