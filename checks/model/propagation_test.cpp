@@ -217,3 +217,48 @@ TEST_CASE("expiry_propagated: fields reclaimed past their deadline, as each dial
   CHECK(expirykit::model::expiry_propagated(v, s.ks, s.ks, "h").empty());
   CHECK(expirykit::model::expiry_propagated(v, s.ks, s.ks, "nokey").empty());
 }
+
+namespace {
+/// Runs `setup`, moves the clock 10 ms on (past the 1 ms TTLs it set), then `cmd`; what
+/// model::written gives for `cmd`.
+std::optional<std::vector<Argv>> written_after(const Dialect& d, const std::vector<std::string>& setup, const std::string& cmd) {
+  Session s(d);
+  for (const auto& line : setup) s.run(line);
+  s.advance(10);
+  const auto before = s.ks;
+  const Argv argv = Session::words(cmd);
+  const auto r = s.run(argv);
+  return expirykit::model::written(d, argv, r, before, s.ks, s.now);
+}
+}  // namespace
+
+// Every form below was read live on Redis 8.0.6 and 8.6.3 (2026-12-06: MONITOR on a replica,
+// and suites/durability/propagation.cpp through the AOF and the replication stream), with the
+// model's deadline in place of the live one.
+TEST_CASE("written: Redis deletes each expired field a command looks up first, in one MULTI with its own form; "
+          "Valkey adds nothing",
+          "[model][propagation]") {
+  const Dialect r = Dialect::redis_8_0(), v = Dialect::valkey_9_1();
+  const std::vector<std::string> ac = {"HSET h a 1 b 2 c 3", "HPEXPIRE h 1 FIELDS 2 a c"};
+  CHECK(written_after(r, ac, "HMGET h a c b") == lines({"MULTI", "HDEL h a", "HDEL h c", "EXEC"}));
+  CHECK(written_after(r, ac, "HGET h a") == lines({"HDEL h a"}));
+  CHECK(written_after(r, ac, "HEXISTS h c") == lines({"HDEL h c"}));
+  CHECK(written_after(r, ac, "HGET h b") == nothing);
+  CHECK(written_after(r, ac, "HINCRBY h a 1") == lines({"MULTI", "HDEL h a", "HINCRBY h a 1", "EXEC"}));
+  CHECK(written_after(r, ac, "HINCRBYFLOAT h c 1") == lines({"MULTI", "HDEL h c", "HSETEX h KEEPTTL FIELDS 1 c 1", "EXEC"}));
+  CHECK(written_after(r, ac, "HSETNX h a 1") == lines({"MULTI", "HDEL h a", "HSETNX h a 1", "EXEC"}));
+  CHECK(written_after(r, ac, "HSETEX h FNX FIELDS 2 a 9 c 9") ==
+        lines({"MULTI", "HDEL h a", "HDEL h c", "HSETEX h FNX FIELDS 2 a 9 c 9", "EXEC"}));
+  CHECK(written_after(r, ac, "HSETEX h FXX FIELDS 1 a 9") == lines({"HDEL h a"}));  // the condition fails: 0
+  CHECK(written_after(r, ac, "HSETEX h PXAT 1 FIELDS 2 a 9 b 9") == lines({"MULTI", "HDEL h a", "HDEL h b", "EXEC"}));
+  CHECK(written_after(r, ac, "HSETEX h FNX PXAT 1 FIELDS 1 a 9") == lines({"MULTI", "HDEL h a", "HDEL h a", "EXEC"}));
+  CHECK(written_after(r, ac, "HGETDEL h FIELDS 2 a b") == lines({"MULTI", "HDEL h a", "HDEL h a b", "EXEC"}));
+  CHECK(written_after(r, ac, "HGETEX h FIELDS 2 a b") == lines({"HDEL h a"}));
+  CHECK(written_after(r, ac, "HSET h a 5") == lines({"HSET h a 5"}));  // looks nothing up first
+  CHECK(written_after(r, ac, "HLEN h") == nothing);
+  CHECK(written_after(r, ac, "HRANDFIELD h 2") == std::nullopt);  // samples at random: not modelled
+  // Valkey deletes nothing when a command reads an expired field: its own form alone.
+  CHECK(written_after(v, ac, "HGET h a") == nothing);
+  CHECK(written_after(v, ac, "HINCRBY h a 1") == lines({"HSET h a 1"}));  // in a hash storing a deadline (live 9.1.2)
+  CHECK(expirykit::model::lazy_deletions(v, Session::words("HINCRBY h a 1"), Session(v).ks, T0) == nothing);
+}

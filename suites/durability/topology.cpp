@@ -308,7 +308,7 @@ TEST_CASE_METHOD(Topology,
   state::Twin after(primary(), dialect(), twin_options());
   after.model() = follows.loaded(time_ms(primary()("TIME")));
   // The sub-replica's notifications for those writes (valkey-hfe.md checklist 73, chained): those
-  // of what the primary wrote for them (model::propagated), run on a model of it.
+  // of what the primary wrote for them (model::written), run on a model of it.
   // Listen only once the load's (or active expiry's) deletions have reached the sub-replica.
   for (const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(10);
        !(sub()("EXISTS", "due") == Reply::integer(0) && sub()("HLEN", "part") == Reply::integer(1)) &&
@@ -324,7 +324,7 @@ TEST_CASE_METHOD(Topology,
     const auto st = after.run(replica_cases::words(line));
     INFO(st.describe());
     CHECK(st.ok);
-    const auto written = model::propagated(dialect(), st.argv, st.model, was, after.model(), st.model_at_ms);
+    const auto written = model::written(dialect(), st.argv, st.model, was, after.model(), st.model_at_ms);
     predictable = predictable && written.has_value();
     if (written)
       for (const auto& a : *written)

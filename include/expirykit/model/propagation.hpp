@@ -11,8 +11,8 @@
 // live on Valkey 9.1.2, Redis 8.0.6 and 8.6.3 through the AOF increment). Modelled: HEXPIRE,
 // HPEXPIRE, HEXPIREAT, HPEXPIREAT, HPERSIST, HSETEX, HGETEX, HGETDEL, HINCRBY, HINCRBYFLOAT, HSET, HMSET, HSETNX and HDEL on
 // hashes whose named fields are live (a logically expired field that Redis deletes lazily adds an
-// HDEL that propagated() leaves out: expiry_propagated() gives it,
-// as it gives what active expiry writes). Every absolute deadline written is the one the model holds
+// HDEL that propagated() leaves out: lazy_deletions() gives it for a command, written() both
+// together, expiry_propagated() what active expiry writes). Every absolute deadline written is the one the model holds
 // for the field (from `after`, or from `before` where the command keeps it: HINCRBY on Valkey), so
 // the AOF and the replicas must write what the primary keeps, to the millisecond. Which case a
 // server gives the words it copies from the command is not specified here (Valkey copies
@@ -331,6 +331,86 @@ inline std::optional<std::vector<resp::Argv>> propagated(const Dialect& d, const
   if (iequals(n, "HGETDEL")) return p::hgetdel(d, argv, reply);
   if (plain) return p::plain_write(d, argv, reply, before);
   return p::hincr(d, argv, reply, before, now, iequals(n, "HINCRBYFLOAT"));
+}
+
+namespace detail::propagation {
+/// The fields `a` looks up by name, in order, where a lookup of a logically expired field deletes
+/// it (Dialect::lazy_delete_on_read): HGET, HEXISTS, HSTRLEN, HSETNX, HINCRBY, HINCRBYFLOAT (the
+/// field), HMGET (each), HGETEX and HGETDEL (the FIELDS block, with or without an option), HSETEX
+/// with FNX or FXX (the FIELDS block, before the condition is judged). Empty for the writes that
+/// look up nothing first: HSET, HMSET, HDEL, HPERSIST, HEXPIRE*, HSETEX without a condition (a past
+/// time deletes the fields itself), and reads that skip expired fields (HLEN, HGETALL, HKEYS,
+/// HVALS, HSCAN). nullopt for any other command (HRANDFIELD samples at random).
+inline std::optional<std::vector<std::string>> looked_up(const Argv& a) {
+  const std::string& n = a[0];
+  for (const char* x : {"HGET", "HEXISTS", "HSTRLEN", "HSETNX", "HINCRBY", "HINCRBYFLOAT"})
+    if (iequals(n, x)) return a.size() >= 3 ? std::vector<std::string>{a[2]} : std::vector<std::string>{};
+  if (iequals(n, "HMGET")) return std::vector<std::string>(a.begin() + 2, a.end());
+  if (iequals(n, "HGETEX") || iequals(n, "HGETDEL")) {
+    const auto b = block(a, 2, 1);
+    return b ? b->fields : std::vector<std::string>{};
+  }
+  if (iequals(n, "HSETEX")) {
+    const auto b = block(a, 2, 2);
+    if (!b) return std::vector<std::string>{};
+    for (std::size_t i = 2; i < b->at; ++i)
+      if (iequals(a[i], "FNX") || iequals(a[i], "FXX")) return b->fields;
+    return std::vector<std::string>{};
+  }
+  for (const char* x : {"HSET", "HMSET", "HDEL", "HPERSIST", "HEXPIRE", "HPEXPIRE", "HEXPIREAT", "HPEXPIREAT", "HLEN",
+                        "HGETALL", "HKEYS", "HVALS", "HSCAN"})
+    if (iequals(n, x)) return std::vector<std::string>{};
+  return std::nullopt;
+}
+}  // namespace detail::propagation
+
+/// The lazy deletions `argv` writes before its own form (propagated()) under a dialect that
+/// deletes a logically expired field when a command looks it up (Dialect::lazy_delete_on_read:
+/// Redis): `HDEL key f` for each field it looks up (detail::propagation::looked_up) that `before`
+/// stores and that is logically expired at `now`, each once, in the order named. Empty on other
+/// dialects and when nothing looked up is expired; nullopt for a command looked_up() does not
+/// know. Live Redis 8.0.6 and 8.6.3 (2026-12-06, MONITOR on a replica): HMGET h a c b with a and c
+/// expired writes MULTI, HDEL h a, HDEL h c, EXEC; HGET, HEXISTS, HSTRLEN, HGETEX without an
+/// option and a failing HSETEX FXX write the HDEL alone.
+inline std::optional<std::vector<resp::Argv>> lazy_deletions(const Dialect& d, const resp::Argv& argv,
+                                                             const Keyspace& before, int64_t now) {
+  namespace p = detail::propagation;
+  if (!d.lazy_delete_on_read || argv.size() < 2) return std::vector<resp::Argv>{};
+  const auto names = p::looked_up(argv);
+  if (!names) return std::nullopt;
+  std::vector<resp::Argv> out;
+  for (const auto& f : p::distinct(*names))
+    if (p::stored_field(before, argv[1], f) && !p::live_field(before, argv[1], f, now)) out.push_back({"HDEL", argv[1], f});
+  return out;
+}
+
+/// Everything `argv` writes to replicas and the AOF: lazy_deletions() then propagated(), in one
+/// MULTI ... EXEC block when that makes more than one command (propagated()'s own MULTI/EXEC
+/// folded into it). A read that deletes nothing writes nothing. Live Redis 8.0.6 and 8.6.3
+/// (2026-12-06): HINCRBY h a 5 over an expired a writes MULTI, HDEL h a, HINCRBY h a 5, EXEC;
+/// HGETEX h PX 100000 FIELDS 3 a b c (a, c expired) MULTI, HDEL h a, HDEL h c, HPEXPIREAT h <ms>
+/// FIELDS 3 a b c, EXEC; HGETDEL h FIELDS 2 a b (a expired) MULTI, HDEL h a, HDEL h a b, EXEC.
+/// nullopt where either part is not modelled, and for an error reply after a lazy deletion.
+inline std::optional<std::vector<resp::Argv>> written(const Dialect& d, const resp::Argv& argv, const resp::Reply& reply,
+                                                      const Keyspace& before, const Keyspace& after, int64_t now) {
+  const auto lazy = lazy_deletions(d, argv, before, now);
+  if (!lazy || argv.empty()) return std::nullopt;
+  const bool read = iequals(argv[0], "HGET") || iequals(argv[0], "HMGET") || iequals(argv[0], "HEXISTS") ||
+                    iequals(argv[0], "HSTRLEN") || iequals(argv[0], "HLEN") || iequals(argv[0], "HGETALL") ||
+                    iequals(argv[0], "HKEYS") || iequals(argv[0], "HVALS") || iequals(argv[0], "HSCAN");
+  auto own = read ? std::optional<std::vector<resp::Argv>>(std::vector<resp::Argv>{})
+                  : propagated(d, argv, reply, before, after, now);
+  if (!own) return std::nullopt;
+  if (lazy->empty()) return own;
+  if (reply.is_error()) return std::nullopt;
+  std::vector<resp::Argv> out = *lazy;
+  for (const auto& c : *own)
+    if (!iequals(c[0], "MULTI") && !iequals(c[0], "EXEC")) out.push_back(c);
+  if (out.size() > 1) {
+    out.insert(out.begin(), resp::Argv{"MULTI"});
+    out.push_back({"EXEC"});
+  }
+  return out;
 }
 
 /// What the server writes to replicas and the AOF when it reclaims fields of `key` that passed
