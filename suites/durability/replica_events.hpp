@@ -67,8 +67,7 @@ inline int64_t before_any_deadline(const expirykit::model::Keyspace& ks, int64_t
   int64_t at = now_ms;
   for (const auto& [k, e] : ks.entries())
     if (e.is_hash())
-      for (const auto& [f, fld] : e.hash().fields)
-        if (fld.expire_ms) at = std::min(at, *fld.expire_ms - 1);
+      if (const auto first = e.hash().min_deadline()) at = std::min(at, *first - 1);
   return at;
 }
 

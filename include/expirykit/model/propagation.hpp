@@ -47,13 +47,11 @@ inline const Field* live_field(const Keyspace& ks, const std::string& key, const
   return e && e->is_hash() ? e->hash().live(f, now) : nullptr;
 }
 
-/// Whether the hash at `key` in `ks` stores a field with a deadline (live or logically expired).
+/// Whether the hash at `key` in `ks` stores a field with a deadline (live or logically expired):
+/// Hash::has_volatile.
 inline bool stores_deadline(const Keyspace& ks, const std::string& key) {
   const Entry* e = ks.raw(key);
-  if (!e || !e->is_hash()) return false;
-  for (const auto& [f, fld] : e->hash().fields)
-    if (fld.expire_ms) return true;
-  return false;
+  return e && e->is_hash() && e->hash().has_volatile();
 }
 
 /// Whether `ks` stores field `f` of `key`, live or logically expired (not yet reclaimed).
