@@ -78,6 +78,17 @@ TEST_CASE_METHOD(TwinFixture, "compare_all: what the three compare_*() report, w
     CHECK(has("INFO keyspace keys"));
     CHECK(has("soon: GET server") == soon);
     CHECK(has("background event"));
+    {
+      // What the background comparison heard, beside its differences (Twin::last_background):
+      // the planted writes' events on the server's side, none on the model's.
+      const auto& heard = t.last_background();
+      auto named = [](const std::vector<expirykit::model::Event>& v, const std::string& name, const std::string& key) {
+        return std::any_of(v.begin(), v.end(), [&](const auto& e) { return e.name == name && e.key == key; });
+      };
+      CHECK(named(heard.server, "hset", "h"));
+      CHECK(named(heard.server, "set", "only_server"));
+      CHECK(heard.model.empty());
+    }
   }
 }
 

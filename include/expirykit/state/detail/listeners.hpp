@@ -84,6 +84,15 @@ class Listeners {
     if (tracking_) invalidations = sent_end ? tracking_->read_until("e" + n) : model::Invalidations{};
   }
 
+  /// What the last compare_background() compared: the keyspace events the server sent outside
+  /// commands (its keyevent channel, in arrival order), the model's (as the flags deliver them),
+  /// and the invalidations heard outside commands; each empty when its listener is off.
+  struct Background {
+    std::vector<model::Event> server, model;
+    model::Invalidations invalidations;
+  };
+  const Background& last_background() const { return last_background_; }
+
   /// The PUBLISH commands that mark the end of the background compare_background(token) reads:
   /// sent after everything they must follow: on the observed connection (in a pipeline of the
   /// twin's own, say), or on any other once every reply of the observed connection has arrived
@@ -96,6 +105,7 @@ class Listeners {
   std::vector<std::string> compare_background(const std::string& token, const std::vector<model::Event>& model_background,
                                                model::TrackingModel& tracking) {
     std::vector<std::string> out;
+    last_background_ = {};
     if (events_) {
       const auto seen = events_->read_until(token);
       stray_.insert(stray_.end(), seen.keyevent.begin(), seen.keyevent.end());
@@ -107,6 +117,8 @@ class Listeners {
       for (const auto& e : want) want_set.insert(key(e));
       for (const auto& k : got_set) ++diff[k];
       for (const auto& k : want_set) --diff[k];
+      last_background_.server = std::move(stray_);
+      last_background_.model = std::move(want);
       stray_.clear();
       for (const auto& [k, n] : diff)
         if (n) {
@@ -122,6 +134,7 @@ class Listeners {
       const auto d =
           observe::compare_invalidations_unordered(tracking.on_background(model_background), tracking_stray_);
       if (!d.empty()) out.push_back("background " + d);
+      last_background_.invalidations = std::move(tracking_stray_);
       tracking_stray_.clear();
     }
     return out;
@@ -138,6 +151,7 @@ class Listeners {
 
   std::unique_ptr<observe::KeyspaceEvents> events_;
   std::unique_ptr<observe::Tracking> tracking_;
+  Background last_background_;           ///< what the last compare_background() compared
   std::vector<model::Event> stray_;      ///< server events outside commands, not yet compared
   model::Invalidations tracking_stray_;  ///< invalidations outside commands, not yet compared
 };
