@@ -159,20 +159,22 @@ TEST_CASE("A skip's verdict is the one catch2::skip() was given, never read from
   CHECK_THAT(r.out, !ContainsSubstring("verdict_kind.hpp"));
 }
 
-TEST_CASE("catch2::note(): the test goes on and ends with the noted verdict, unless a check fails; PASS is a misuse",
+TEST_CASE("catch2::note(): the test goes on and ends with the weightiest noted verdict, unless a check fails; PASS is a misuse",
           "[catch2]") {
   auto r = run_probe({"probe: notes a known issue and goes on,probe: notes a known issue\\, then a check fails,"
-                      "probe: notes the verdict PASS,probe: note_known_issue with an unknown id goes on and fails",
+                      "probe: notes the verdict PASS,probe: note_known_issue with an unknown id goes on and fails,"
+                      "probe: notes a known issue\\, then a fix",
                       "--order", "decl"});
   INFO(r.out);
   CHECK(r.code != 0);
-  REQUIRE(r.verdicts.size() == 4);
+  REQUIRE(r.verdicts.size() == 5);
+  CHECK_THAT(r.verdicts[3], ContainsSubstring("probe: notes a known issue, then a fix\tFIXED\tanother one fixed\t"));
   CHECK_THAT(r.verdicts[0], ContainsSubstring("probe: notes a known issue and goes on\tKNOWN ISSUE\tseen and excused\t"));
   CHECK_THAT(r.out, ContainsSubstring("still running"));  // the test went on after the note
   CHECK_THAT(r.verdicts[1], ContainsSubstring("probe: notes a known issue, then a check fails\tFAIL\t"));
   CHECK_THAT(r.verdicts[2], ContainsSubstring("probe: notes the verdict PASS\tFAIL\t") &&
                                 ContainsSubstring("which is not a noted verdict: a misuse"));
-  CHECK_THAT(r.verdicts[3], ContainsSubstring("probe: note_known_issue with an unknown id goes on and fails\tFAIL\t") &&
+  CHECK_THAT(r.verdicts[4], ContainsSubstring("probe: note_known_issue with an unknown id goes on and fails\tFAIL\t") &&
                                 ContainsSubstring("no known issue 'no-such-issue'"));
   CHECK_THAT(r.out, ContainsSubstring("ran after note_known_issue"));
   CHECK_THAT(r.out, !ContainsSubstring("verdict_kind.hpp"));  // reported where note() was called

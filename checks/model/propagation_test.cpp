@@ -257,6 +257,11 @@ TEST_CASE("written: Redis deletes each expired field a command looks up first, i
   CHECK(written_after(r, ac, "HSET h a 5") == lines({"HSET h a 5"}));  // looks nothing up first
   CHECK(written_after(r, ac, "HLEN h") == nothing);
   CHECK(written_after(r, ac, "HRANDFIELD h 2") == std::nullopt);  // samples at random: not modelled
+  // Redis 8.6 takes the condition after FIELDS too (Dialect::keyword_order_free): the same lookup
+  // (live 8.6.3: HDEL h a).
+  CHECK(written_after(Dialect::redis_8_6(), ac, "HSETEX h FIELDS 1 a 9 FXX") == lines({"HDEL h a"}));
+  // The key's own TTL passed: the key goes as a key (not modelled).
+  CHECK(written_after(r, {"HSET k a 1", "PEXPIRE k 1"}, "HGET k a") == std::nullopt);
   // Valkey deletes nothing when a command reads an expired field: its own form alone.
   CHECK(written_after(v, ac, "HGET h a") == nothing);
   CHECK(written_after(v, ac, "HINCRBY h a 1") == lines({"HSET h a 1"}));  // in a hash storing a deadline (live 9.1.2)

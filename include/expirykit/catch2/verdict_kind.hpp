@@ -81,8 +81,10 @@ inline void fail_check(const std::string& message, std::source_location where) {
 /// Records `kind` (known_issue, known_gap or fixed) as the running test case's verdict and lets
 /// the test go on: its later assertions still run and still count. Catch2 prints `message` as a
 /// WARN at `where` (the caller's line). The test case's verdict is then FAIL if an assertion
-/// fails, a skip's verdict if it skips, else the first note's `kind` with its message (not PASS).
-/// pass, fail, not_supported or skipped is a misuse: a failed assertion saying so.
+/// fails, a skip's verdict if it skips, else the weightiest note's `kind` (FIXED over KNOWN ISSUE
+/// over KNOWN GAP; the first such note's message), never PASS. pass, fail, not_supported or
+/// skipped is a misuse: a failed assertion saying so (which, like any failed check, throws under
+/// Catch2's --abort: do not call note() from a destructor).
 inline void note(Verdict kind, const std::string& message, std::source_location where = std::source_location::current()) {
   if (kind != Verdict::known_issue && kind != Verdict::known_gap && kind != Verdict::fixed) {
     detail::fail_check("catch2::note() with the verdict " + std::string(to_string(kind)) +
@@ -90,7 +92,10 @@ inline void note(Verdict kind, const std::string& message, std::source_location 
                        where);
     return;
   }
-  if (!detail::noted_verdict()) detail::noted_verdict() = detail::NotedVerdict{kind, message};
+  // The weightiest note is the verdict: FIXED (the table needs an update) over KNOWN ISSUE over
+  // KNOWN GAP; the first of that kind keeps its message.
+  auto rank = [](Verdict v) { return v == Verdict::fixed ? 3 : v == Verdict::known_issue ? 2 : 1; };
+  if (auto& n = detail::noted_verdict(); !n || rank(kind) > rank(n->kind)) n = detail::NotedVerdict{kind, message};
   const Catch::SourceLineInfo at(where.file_name(), static_cast<std::size_t>(where.line()));
   Catch::AssertionHandler handler(Catch::StringRef("WARN"), at, Catch::StringRef(), Catch::ResultDisposition::ContinueOnFailure);
   handler.handleMessage(Catch::ResultWas::Warning, std::string(to_string(kind)) + ": " + message);

@@ -348,11 +348,11 @@ inline std::optional<std::vector<std::string>> looked_up(const Argv& a) {
     const auto b = block(a, 2, 1);
     return b ? b->fields : std::vector<std::string>{};
   }
-  if (iequals(n, "HSETEX")) {
+  if (iequals(n, "HSETEX")) {  // the condition before or after the FIELDS block (Redis 8.6 takes both)
     const auto b = block(a, 2, 2);
     if (!b) return std::vector<std::string>{};
-    for (std::size_t i = 2; i < b->at; ++i)
-      if (iequals(a[i], "FNX") || iequals(a[i], "FXX")) return b->fields;
+    for (std::size_t i = 2; i < a.size(); ++i)
+      if ((i < b->at || i >= b->end()) && (iequals(a[i], "FNX") || iequals(a[i], "FXX"))) return b->fields;
     return std::vector<std::string>{};
   }
   for (const char* x : {"HSET", "HMSET", "HDEL", "HPERSIST", "HEXPIRE", "HPEXPIRE", "HEXPIREAT", "HPEXPIREAT", "HLEN",
@@ -367,7 +367,7 @@ inline std::optional<std::vector<std::string>> looked_up(const Argv& a) {
 /// Redis): `HDEL key f` for each field it looks up (detail::propagation::looked_up) that `before`
 /// stores and that is logically expired at `now`, each once, in the order named. Empty on other
 /// dialects and when nothing looked up is expired; nullopt for a command looked_up() does not
-/// know. Live Redis 8.0.6 and 8.6.3 (2026-12-06, MONITOR on a replica): HMGET h a c b with a and c
+/// know and when the key's own TTL has passed (Redis deletes the key then: not modelled). Live Redis 8.0.6 and 8.6.3 (2026-12-06, MONITOR on a replica): HMGET h a c b with a and c
 /// expired writes MULTI, HDEL h a, HDEL h c, EXEC; HGET, HEXISTS, HSTRLEN, HGETEX without an
 /// option and a failing HSETEX FXX write the HDEL alone.
 inline std::optional<std::vector<resp::Argv>> lazy_deletions(const Dialect& d, const resp::Argv& argv,
@@ -376,6 +376,8 @@ inline std::optional<std::vector<resp::Argv>> lazy_deletions(const Dialect& d, c
   if (!d.lazy_delete_on_read || argv.size() < 2) return std::vector<resp::Argv>{};
   const auto names = p::looked_up(argv);
   if (!names) return std::nullopt;
+  // A key whose own TTL has passed goes as a key (DEL / UNLINK): not modelled here.
+  if (!names->empty() && before.raw(argv[1]) && !before.peek(argv[1], now)) return std::nullopt;
   std::vector<resp::Argv> out;
   for (const auto& f : p::distinct(*names))
     if (p::stored_field(before, argv[1], f) && !p::live_field(before, argv[1], f, now)) out.push_back({"HDEL", argv[1], f});
@@ -388,11 +390,13 @@ inline std::optional<std::vector<resp::Argv>> lazy_deletions(const Dialect& d, c
 /// (2026-12-06): HINCRBY h a 5 over an expired a writes MULTI, HDEL h a, HINCRBY h a 5, EXEC;
 /// HGETEX h PX 100000 FIELDS 3 a b c (a, c expired) MULTI, HDEL h a, HDEL h c, HPEXPIREAT h <ms>
 /// FIELDS 3 a b c, EXEC; HGETDEL h FIELDS 2 a b (a expired) MULTI, HDEL h a, HDEL h a b, EXEC.
-/// nullopt where either part is not modelled, and for an error reply after a lazy deletion.
+/// nullopt where either part is not modelled, for a reply QUEUED (inside MULTI), for an error reply
+/// after a lazy deletion, and where the key's own TTL has passed (the key goes as a key).
 inline std::optional<std::vector<resp::Argv>> written(const Dialect& d, const resp::Argv& argv, const resp::Reply& reply,
                                                       const Keyspace& before, const Keyspace& after, int64_t now) {
   const auto lazy = lazy_deletions(d, argv, before, now);
   if (!lazy || argv.empty()) return std::nullopt;
+  if (reply == resp::Reply::status("QUEUED")) return std::nullopt;  // inside MULTI: written at EXEC
   const bool read = iequals(argv[0], "HGET") || iequals(argv[0], "HMGET") || iequals(argv[0], "HEXISTS") ||
                     iequals(argv[0], "HSTRLEN") || iequals(argv[0], "HLEN") || iequals(argv[0], "HGETALL") ||
                     iequals(argv[0], "HKEYS") || iequals(argv[0], "HVALS") || iequals(argv[0], "HSCAN");

@@ -44,6 +44,19 @@ inline PropertyResult check_cluster_sequences(ClusterTwin& twin, PropertyBudget 
   if (!budget.sent) budget.sent = [&twin] { return twin.twin().sent(); };
   const auto sequence_gen = gen::property_sequence(d, budget.max_len, gen::StaleBy::sleep);  // once; ClusterTwin has no @stale:
   const std::vector<int> protocols = property_protocols();
+  // Afterwards every node connection the twin moved to RESP3 goes back to RESP2, as the cluster
+  // client's other users (reshards, counters, snapshots) found them.
+  struct BackToResp2 {
+    ClusterTwin& t;
+    ~BackToResp2() {
+      try {
+        t.twin().use_protocol(2);
+        for (const auto& a : t.client().all_nodes())
+          if (auto& conn = t.client().connection(a); conn.protocol() == 3) (void)conn.hello(2);
+      } catch (...) {  // a node that went away: its connection is not used again
+      }
+    }
+  } back{twin};
   return check_cases(name, budget, [&] {
     // RESP2 or RESP3 per sequence (EXPIRYKIT_PROTOCOL; shrinks towards RESP2): the twin sends
     // HELLO on each node's connection as it first uses it in that protocol.

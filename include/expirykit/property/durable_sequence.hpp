@@ -84,7 +84,8 @@ struct DurableCase {
   bool restart_primary = false;      ///< stage 5 as a new process (restart) instead of DEBUG LOADAOF
   /// The protocol of the twin's connection to the primary (2 or 3: Twin::use_protocol; 3 needs
   /// hiredis 1.1 or later): each reply checked in RESP2 form against the model and in its RESP3
-  /// form (model/resp3.hpp). The copies are read over RESP2 (snapshots), as before.
+  /// form (model/resp3.hpp). The replicas and the RDB loader are read over RESP2 (snapshots of
+  /// their own connections); the primary's snapshots go over the twin's connection, in the case's protocol.
   int protocol = 2;
 
   std::string describe() const {

@@ -216,6 +216,7 @@ class ClusterTwin {
       return record(twin_.run(argv));
     }
     Step s;
+    s.protocol = twin_.protocol();  // as the twin's steps: no HELLO line around it in the script
     s.argv = argv;
     auto& node = c_.node_for_slot(first_slot({argv}));
     s.server = node.call(argv);
@@ -244,6 +245,7 @@ class ClusterTwin {
     const auto replies = node.pipeline(block);
     for (std::size_t i = 0; i < block.size(); ++i) {
       Step s;
+      s.protocol = twin_.protocol();  // as the twin's steps: no HELLO line around it in the script
       s.argv = block[i];
       s.server = replies[i];
       const std::string u = model::upper(block[i][0]);

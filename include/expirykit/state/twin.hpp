@@ -165,15 +165,15 @@ class Twin {
     return counters_.compare(side(), d_, ks_);
   }
 
-  /// Events that arrived outside any command (active expiry, lazy expiry by read-backs) since
-  /// the last call, with the model's own (reclaim_model()), compared per key as multisets (the
-  /// order of active expiry between keys is the server's). Returns one line per difference;
-  /// empty when not observing.
   /// What the last compare_background_events() (or compare_all()) compared, beside the
   /// differences it returned: `server` the events the server sent outside commands (active
   /// expiry, lazy expiry by read-backs; keyevent channel, arrival order), `model` the model's,
   /// `invalidations` the tracking invalidations heard outside commands.
   const detail::Listeners::Background& last_background() const { return listeners_.last_background(); }
+  /// Events that arrived outside any command (active expiry, lazy expiry by read-backs) since
+  /// the last call, with the model's own (reclaim_model()), compared per key as multisets (the
+  /// order of active expiry between keys is the server's). Returns one line per difference;
+  /// empty when not observing.
   std::vector<std::string> compare_background_events() {
     finish_begin();
     const std::string token = "bg" + std::to_string(++marker_seq_);
