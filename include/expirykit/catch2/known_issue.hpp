@@ -79,20 +79,29 @@ inline bool note_known_issue(const server::Identity& server, const std::string& 
   return false;
 }
 
+/// note()s the known issue `id` as `kind` (known_issue or fixed) at `where`, once per id in
+/// `noted` (the test's): "<report> [<id> in known_issues/table.hpp] <context>: <what the row
+/// says>", or for FIXED "...: the server behaved as specified on a release the row covers
+/// (record the fix)". What the fixtures use to name an issue they excused (TwinFixture and
+/// ReplicaFixture).
+inline void note_issue(Verdict kind, const std::string& id, const std::string& context, std::set<std::string>& noted,
+                       const std::source_location& where) {
+  if (id.empty() || !noted.insert(id).second) return;
+  const auto* k = known_issues::find(id);
+  note(kind,
+       (k ? k->report + " " : std::string()) + "[" + id + " in known_issues/table.hpp] " + context +
+           (kind == Verdict::fixed ? ": the server behaved as specified on a release the row covers (record the fix)"
+                                   : ": " + (k ? k->what : std::string())),
+       where);
+}
+
 /// What a fixture's step() does with a step (state::Step) a known server issue excused
-/// (Step::known_issue) or that showed a covered issue fixed (Step::fixed_issue): note() KNOWN
-/// ISSUE or FIXED at `where`, once per issue id in `noted` (the test's), so the test case ends as
-/// that verdict, never as a silent PASS (TwinFixture and ReplicaFixture step()).
+/// (Step::known_issue) or that showed a covered issue fixed (Step::fixed_issue): note_issue()
+/// KNOWN ISSUE or FIXED, so the test case ends as that verdict, never as a silent PASS.
 inline void note_step_issues(const state::Step& s, std::set<std::string>& noted, const std::source_location& where) {
-  for (const auto& [id, kind] : {std::pair{s.known_issue, Verdict::known_issue}, std::pair{s.fixed_issue, Verdict::fixed}}) {
-    if (id.empty() || !noted.insert(id).second) continue;
-    const auto* k = known_issues::find(id);
-    note(kind,
-         (k ? k->report + " " : std::string()) + "[" + id + " in known_issues/table.hpp] at `" + resp::cli_line(s.argv) + "`" +
-             (kind == Verdict::fixed ? ": the server behaved as specified on a release the row covers (record the fix)"
-                                     : ": " + (k ? k->what : std::string())),
-         where);
-  }
+  const std::string at = "at `" + resp::cli_line(s.argv) + "`";
+  note_issue(Verdict::known_issue, s.known_issue, at, noted, where);
+  note_issue(Verdict::fixed, s.fixed_issue, at, noted, where);
 }
 
 }  // namespace expirykit::catch2

@@ -144,10 +144,12 @@ class ReplicaFixture : public FixtureBase {
   /// both(), returning the whole step (state/step.hpp).
   state::Step step(const resp::Argv& argv, std::source_location where = std::source_location::current()) {
     auto& t = twin();
-    const int64_t now = t.server_time();  // TIME now, not the last step's: a wait may lie between
+    std::optional<int64_t> now;  // TIME now, not the last step's (a wait may lie between); read only when needed
     for (const auto& trig : state::detail::replica_triggers())
-      if (const auto* k = known_issues::find(trig.id); k && k->covers(identity()))
-        for (const auto& key : trig.fires(t.model(), argv, now)) diverged_.emplace(key, trig.id);
+      if (const auto* k = known_issues::find(trig.id); k && k->covers(identity())) {
+        if (!now) now = t.server_time();
+        for (const auto& key : trig.fires(t.model(), argv, *now)) diverged_.emplace(key, trig.id);
+      }
     state::Step s = t.run(argv);
     INFO(s.describe() + (s.ok ? std::string() : detail::called_at(where) + "\nsteps so far:\n" + t.script()));
     CHECK(s.ok);
@@ -238,13 +240,8 @@ class ReplicaFixture : public FixtureBase {
       ka.source = a.source;
       kb.source = b.source;
       const auto d = state::diff(ka, kb, opt);
-      for (const auto& id : ids)
-        if (!d.empty() && noted_issues_.insert(id).second) {
-          const auto* k = known_issues::find(id);
-          note(Verdict::known_issue, (k ? k->report + " " : std::string()) + "[" + id + " in known_issues/table.hpp]: " +
-                                         b.source + " vs " + a.source + ": " + d.front() + (k ? "; " + k->what : std::string()),
-               where);
-        }
+      if (!d.empty())
+        for (const auto& id : ids) note_issue(Verdict::known_issue, id, b.source + " vs " + a.source + ", " + d.front(), noted_issues_, where);
       a.keys.erase(key);
       b.keys.erase(key);
     }
