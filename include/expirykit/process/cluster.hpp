@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include <expirykit/cluster/nodes.hpp>
 #include <expirykit/cluster/slot.hpp>
 #include <expirykit/process/errors.hpp>
 #include <expirykit/process/options.hpp>
@@ -61,49 +62,8 @@ struct ClusterOptions {
   std::vector<std::filesystem::path> node_binaries{};
 };
 
-/// One node as a node of the cluster sees it (a line of CLUSTER NODES).
-struct ClusterNode {
-  std::string id;
-  std::string address;  ///< "127.0.0.1:port"
-  bool primary = false;
-  std::string primary_id;  ///< for a replica: its primary's id; else ""
-  std::string flags;       ///< as printed, e.g. "myself,master"
-  std::vector<std::pair<int, int>> slots;  ///< owned slot ranges, first and last inclusive
-  long long config_epoch = 0;
-};
-
-/// Parses a CLUSTER NODES reply (valkey.io/commands/cluster-nodes: id, ip:port@cport[,hostname],
-/// flags, primary, ping-sent, pong-recv, config-epoch, link-state, slots...). Importing and
-/// migrating entries ("[slot->-id]") are skipped.
-inline std::vector<ClusterNode> parse_cluster_nodes(const std::string& text) {
-  std::vector<ClusterNode> out;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::istringstream f(line);
-    std::vector<std::string> t;
-    for (std::string w; f >> w;) t.push_back(w);
-    if (t.size() < 8) continue;
-    ClusterNode n;
-    n.id = t[0];
-    n.address = t[1].substr(0, t[1].find('@'));
-    n.flags = t[2];
-    n.primary = ("," + t[2] + ",").find(",master,") != std::string::npos;
-    n.primary_id = t[3] == "-" ? "" : t[3];
-    n.config_epoch = std::atoll(t[6].c_str());
-    for (std::size_t i = 8; i < t.size(); ++i) {
-      if (t[i].empty() || t[i][0] == '[') continue;
-      const auto dash = t[i].find('-');
-      const int a = std::stoi(t[i].substr(0, dash));
-      const int b = dash == std::string::npos ? a : std::stoi(t[i].substr(dash + 1));
-      n.slots.emplace_back(a, b);
-    }
-    std::sort(n.slots.begin(), n.slots.end());
-    out.push_back(std::move(n));
-  }
-  std::sort(out.begin(), out.end(), [](const ClusterNode& a, const ClusterNode& b) { return a.id < b.id; });
-  return out;
-}
+using cluster::ClusterNode;
+using cluster::parse_cluster_nodes;
 
 class Cluster {
  public:
