@@ -102,9 +102,9 @@ struct Config {
   /// nullopt: each property's own budget x prop_scale.
   std::optional<double> prop_seconds;
 
-  /// EXPIRYKIT_PROTOCOL: `2`, `3` or `both`: the protocols the main and durability properties
-  /// draw from per sequence (property::property_protocols); nullopt: both with hiredis 1.1 or
-  /// later, else 2.
+  /// EXPIRYKIT_PROTOCOL: `2`, `3` or `both`: the protocols the main, durability and cluster
+  /// properties draw from per sequence (property::property_protocols); nullopt: both with hiredis
+  /// 1.1 or later, else 2.
   std::optional<std::string> protocol;
 
   // ---- verdicts, baselines, benchmarks ----

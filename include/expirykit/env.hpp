@@ -97,7 +97,7 @@ inline constexpr Variable variables[] = {
     {"EXPIRYKIT_PROP_SECONDS", Readers::headers, "seconds, a number >= 0", "each property's own x `EXPIRYKIT_PROP_SCALE`",
      "the wall-clock budget of a property (`0`: one round)", "property/property.hpp, ci/nightly"},
     {"EXPIRYKIT_PROTOCOL", Readers::headers, "`2`, `3` or `both`", "`both` with hiredis 1.1 or later, else `2`",
-     "the protocols the main and durability properties draw from for each sequence (RESP2, RESP3 after HELLO 3); `3` and `both` "
+     "the protocols the main, durability and cluster properties draw from for each sequence (RESP2, RESP3 after HELLO 3); `3` and `both` "
      "need a build with hiredis 1.1 or later",
      "property/property.hpp, state/twin.hpp, docs/guide/resp3.md"},
     {"EXPIRYKIT_VERDICT_FILE", Readers::headers, "a file", "none written",

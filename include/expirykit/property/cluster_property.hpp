@@ -13,14 +13,8 @@
 // With a `disturb` callable, every case runs it once at a drawn point of its sequence (before a
 // drawn command, at the top level): a reshard or a failover while the sequence's fields hold far,
 // short and already-expired TTLs; the description it returns is printed in the report's script.
-// Every case runs on RESP2: with each case on RESP3 (EXPIRYKIT_PROTOCOL=3, the node connections
-// switched by HELLO 3) the reshard properties failed on Valkey 9.1.2 and Redis 8.0.6 with the
-// client's slot map naming an owner the slot never had (2026-12-06, not reproduced by seed; cause
-// not found yet), so the cluster property stays on RESP2 until it is. The same failure then came
-// once on RESP2 (redis-8.6, a build with hiredis 0.14, the main job of a fresh clone of 4e82822:
-// CLUSTER SETSLOT MIGRATING refused, "I'm not the owner of hash slot 1203"; passed on its re-run),
-// so RESP3 is not its cause, only where it came most often. Budget and replay as
-// check_sequences() (property/property.hpp); `cells` stay empty.
+// Each case runs on RESP2 or RESP3 (property_protocols(), as the main property; shrinks towards
+// RESP2). Budget and replay as check_sequences() (property/property.hpp); `cells` stay empty.
 #pragma once
 
 #include <functional>
@@ -49,7 +43,24 @@ inline PropertyResult check_cluster_sequences(ClusterTwin& twin, PropertyBudget 
   // Crash triage (property.hpp): the commands sent; a node that crashed is triaged standalone.
   if (!budget.sent) budget.sent = [&twin] { return twin.twin().sent(); };
   const auto sequence_gen = gen::property_sequence(d, budget.max_len, gen::StaleBy::sleep);  // once; ClusterTwin has no @stale:
+  const std::vector<int> protocols = property_protocols();
+  // Afterwards every node connection the twin moved to RESP3 goes back to RESP2, as the cluster
+  // client's other users (reshards, counters, snapshots) found them.
+  struct BackToResp2 {
+    ClusterTwin& t;
+    ~BackToResp2() {
+      try {
+        t.twin().use_protocol(2);
+        for (const auto& a : t.client().all_nodes())
+          if (auto& conn = t.client().connection(a); conn.protocol() == 3) (void)conn.hello(2);
+      } catch (...) {  // a node that went away: its connection is not used again
+      }
+    }
+  } back{twin};
   return check_cases(name, budget, [&] {
+    // RESP2 or RESP3 per sequence (EXPIRYKIT_PROTOCOL; shrinks towards RESP2): the twin sends
+    // HELLO on each node's connection as it first uses it in that protocol.
+    twin.twin().use_protocol(protocols.size() == 1 ? protocols.front() : *rc::gen::elementOf(protocols));
     auto [cmds, dropped] = cluster_sequence(*sequence_gen);
     twin.routing().dropped += dropped;
     if (!disturb) return run_cluster_sequence(twin, cmds);
