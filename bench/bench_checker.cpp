@@ -261,6 +261,11 @@ int run(int argc, char** argv) {
       auto r = ek::property::check_sequences(t, ek::property::PropertyBudget{100, max_len, seconds, "bench"});
       out.line("sequences", "property::check_sequences (all)", r.commands, r.seconds,
                {{"sequences", r.sequences}, {"ok", r.ok}});
+      const auto& rs = t.run_stats();
+      std::printf("           runs: %llu round trips for %llu commands, %llu sent alone; %llu choice points, %llu "
+                  "other milliseconds tried, %llu changed\n",
+                  (unsigned long long)rs.runs, (unsigned long long)rs.run_commands, (unsigned long long)rs.alone,
+                  (unsigned long long)rs.choice_points, (unsigned long long)rs.tried, (unsigned long long)rs.changed);
       failed_property(r);
     }
 
