@@ -10,7 +10,8 @@
 //              + encoding (all of them: what the main property checks). Each line splits the
 //              time into per-sequence set-up (flushall, counter base), run() and the checks
 //              after the sequence (background events, state, counters)
-//   sequences  property::check_sequences with every observation (the main property)
+//   sequences  property::check_sequences with every observation (the main property), and the
+//              pipelined checker's run statistics (round trips, commands sent alone)
 //   durability property::check_durable_sequences (primary + replica, AOF, RDB loader)
 //   cluster    property::check_cluster_sequences on a 3x1 cluster
 // The timing property (suites/properties/timing.cpp) waits on deadlines by design and is not
@@ -42,6 +43,15 @@ using clk = std::chrono::steady_clock;
 using ek::resp::Argv;
 
 double secs(clk::time_point a, clk::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+/// The pipelined checker's statistics (Twin::run_stats) as one line under a measurement; they
+/// count shrinking's runs too when a property failed.
+void print_run_stats(const ek::state::Twin::RunStats& rs) {
+  std::printf("           runs: %llu round trips for %llu commands, %llu sent alone; %llu choice points, %llu "
+              "other milliseconds tried, %llu changed\n",
+              (unsigned long long)rs.runs, (unsigned long long)rs.run_commands, (unsigned long long)rs.alone,
+              (unsigned long long)rs.choice_points, (unsigned long long)rs.tried, (unsigned long long)rs.changed);
+}
 
 struct Out {
   std::filesystem::path file;
@@ -241,11 +251,7 @@ int run(int argc, char** argv) {
                     100 * setup / total, 100 * running / total, 100 * checks / total, sequences,
                     failed ? (", " + std::to_string(failed) + " with a difference (see the suites)").c_str() : "");
         if (cf.pipelined) {
-          const auto& rs = t.run_stats();
-          std::printf("           runs: %llu round trips for %llu commands, %llu sent alone; %llu choice points, %llu "
-                      "other milliseconds tried, %llu changed\n",
-                      (unsigned long long)rs.runs, (unsigned long long)rs.run_commands, (unsigned long long)rs.alone,
-                      (unsigned long long)rs.choice_points, (unsigned long long)rs.tried, (unsigned long long)rs.changed);
+          print_run_stats(t.run_stats());
         }
       }
     }
@@ -261,11 +267,7 @@ int run(int argc, char** argv) {
       auto r = ek::property::check_sequences(t, ek::property::PropertyBudget{100, max_len, seconds, "bench"});
       out.line("sequences", "property::check_sequences (all)", r.commands, r.seconds,
                {{"sequences", r.sequences}, {"ok", r.ok}});
-      const auto& rs = t.run_stats();
-      std::printf("           runs: %llu round trips for %llu commands, %llu sent alone; %llu choice points, %llu "
-                  "other milliseconds tried, %llu changed\n",
-                  (unsigned long long)rs.runs, (unsigned long long)rs.run_commands, (unsigned long long)rs.alone,
-                  (unsigned long long)rs.choice_points, (unsigned long long)rs.tried, (unsigned long long)rs.changed);
+      print_run_stats(t.run_stats());
       failed_property(r);
     }
 

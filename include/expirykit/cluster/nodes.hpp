@@ -4,8 +4,8 @@
 //   const auto nodes = cluster::parse_cluster_nodes(conn("CLUSTER", "NODES").str());
 //   for (const auto& n : nodes) if (n.primary) ...   // sorted by id
 //
-// Source: valkey.io/commands/cluster-nodes (the line format), checked against live Valkey and
-// Redis nodes in checks/cluster/slot_test.cpp.
+// Source: valkey.io/commands/cluster-nodes (the line format). Checked on a text of that format in
+// checks/cluster/slot_test.cpp, and live through process::Cluster::view_of() in every cluster case.
 #pragma once
 
 #include <algorithm>

@@ -9,20 +9,24 @@
 // GETKEYSINSLOT and MIGRATE <host> <port> "" 0 <timeout> KEYS ... in batches until the slot is
 // empty on the source, then SETSLOT NODE <target id> on the target, the source and every other
 // primary. LegacyMove::while_importing runs after the keys moved and before the slot is handed
-// over (the target holds them while the slot is still IMPORTING). Before the target's SETSLOT
-// NODE the move waits until the target knows every node's config epoch (detail::
-// await_epoch_known: without it, one legacy move in about 160 back to back on Redis 8.0.6 left
-// the nodes naming two owners for good). A source that refuses MIGRATING leaves the target's
-// IMPORTING state cleared (SETSLOT STABLE) before the error is thrown; the errors of SETSLOT and
-// of the final wait list every node's view of the slot (owner, epochs).
+// over (the target holds them while the slot is still IMPORTING). Before it starts, and again
+// before the target's SETSLOT NODE, the move waits until the target knows every node's config
+// epoch (detail::await_epoch_known: without it, legacy moves back to back on Redis 8.0.6 left
+// the nodes naming two owners of a slot for good). A source that refuses MIGRATING leaves the
+// target's IMPORTING state cleared (SETSLOT STABLE) before the error is thrown; a later failure
+// (MIGRATE, while_importing, SETSLOT NODE) leaves the slot IMPORTING / MIGRATING as it stood. The
+// errors of SETSLOT and of the final wait list every node's view of the slot (owner, epochs).
 // Atomic (valkey.io/commands/cluster-migrateslots, Valkey 9.0+): CLUSTER MIGRATESLOTS SLOTSRANGE
 // <first> <last> NODE <target id> on the source, then CLUSTER GETSLOTMIGRATIONS on the source
 // until the job it started (one not listed before) has "state" "success" (live states on 9.1.2: waiting-to-snapshot,
 // reading-establish-response, failover-granted, success; "failed" and "cancelled" end it too).
-// Both re-read the client's slot map at the end, until it names the target. The other nodes (replicas) learn the new owner
-// by gossip: process::Cluster::wait_agreed() waits for that.
-// Throws std::runtime_error naming the command and reply that failed, or the job's last state
-// after `timeout`; resp::ConnectionError as the client does.
+// The atomic move waits for the target to know every config epoch first too (the target raises
+// its epoch without consensus when the job ends). Both re-read the client's slot map at the end
+// until it names the target and so does every node's CLUSTER SLOTS, replicas included;
+// process::Cluster::wait_agreed() waits for the whole map.
+// Throws std::runtime_error naming the command and reply that failed, the job's last state after
+// `timeout`, or a wait that ran out (the epochs, the nodes' views); resp::ConnectionError as the
+// client does.
 #pragma once
 
 #include <algorithm>
@@ -54,6 +58,9 @@ struct LegacyMove {
   /// Runs when every key is on the target and the slot is still IMPORTING there and MIGRATING
   /// on the source. Empty: nothing.
   std::function<void()> while_importing;
+  /// Longest wait for each of: the target to know every node's config epoch (before the move
+  /// and again before SETSLOT NODE) and every node to name the target (after it).
+  std::chrono::milliseconds timeout{30000};
 };
 
 namespace detail {
@@ -63,27 +70,32 @@ inline std::string node_id(Client& c, const std::string& address) {
   return r.str();
 }
 /// How every node of the cluster sees `slot`, for an error message: per node ("host:port"), the
-/// owner its CLUSTER NODES names and that owner's config epoch, and the node's own epoch.
+/// owner its CLUSTER NODES names and that owner's config epoch, and the node's own epoch (a
+/// replica prints its primary's). A node or a map that cannot be read is said in the text, not thrown.
 inline std::string slot_views(Client& c, int slot) {
   std::string out;
-  for (const auto& node : c.all_nodes()) {
-    out += "\n  " + node + ": ";
-    try {
-      const Reply r = c.connection(node)("CLUSTER", "NODES");
-      if (!r.is_string()) {
-        out += "CLUSTER NODES answered " + r.to_string();
-        continue;
+  try {
+    for (const auto& node : c.all_nodes()) {
+      out += "\n  " + node + ": ";
+      try {
+        const Reply r = c.connection(node)("CLUSTER", "NODES");
+        if (!r.is_string()) {
+          out += "CLUSTER NODES answered " + r.to_string();
+          continue;
+        }
+        std::string owner = "no owner", self;
+        for (const auto& n : parse_cluster_nodes(r.str())) {
+          for (const auto& [a, b] : n.slots)
+            if (slot >= a && slot <= b) owner = n.address + " (epoch " + std::to_string(n.config_epoch) + ")";
+          if (("," + n.flags + ",").find(",myself,") != std::string::npos) self = std::to_string(n.config_epoch);
+        }
+        out += "slot " + std::to_string(slot) + " -> " + owner + (self.empty() ? "" : "; own epoch " + self);
+      } catch (const resp::ConnectionError& e) {
+        out += e.what();
       }
-      std::string owner = "no owner", self;
-      for (const auto& n : parse_cluster_nodes(r.str())) {
-        for (const auto& [a, b] : n.slots)
-          if (slot >= a && slot <= b) owner = n.address + " (epoch " + std::to_string(n.config_epoch) + ")";
-        if (("," + n.flags + ",").find(",myself,") != std::string::npos) self = std::to_string(n.config_epoch);
-      }
-      out += "slot " + std::to_string(slot) + " -> " + owner + "; own epoch " + self;
-    } catch (const resp::ConnectionError& e) {
-      out += e.what();
     }
+  } catch (const std::exception& e) {  // while an error is being built: never hide it
+    out += "\n  (no more views: " + std::string(e.what()) + ")";
   }
   return out;
 }
@@ -109,31 +121,48 @@ inline std::string owner_in(const Reply& r, int slot, const std::string& node) {
 }
 /// Waits until the node at `target` knows a current epoch at least as high as every node's own
 /// config epoch (CLUSTER INFO: cluster_current_epoch of the target, cluster_my_epoch of each
-/// node). The target's SETSLOT NODE bumps its config epoch without consensus to one above the
-/// highest it knows (valkey.io/topics/cluster-spec, "Configuration epoch collisions" and
-/// "Live resharding"); a target that has not yet heard by gossip of the source's last bump (the
-/// source imported a slot itself a moment before) takes an epoch below the source's, and every
-/// node still naming the source keeps it against the target's claim while the source, told
-/// directly, names the target: the slot's owner then differs between nodes for good. Found live
-/// on Redis 8.0.6 (legacy moves back to back, one in about 160: the target at epoch 155 below the
-/// source's 156); the moves of checks/cluster/reshard_test.cpp check it.
-inline void await_epoch_known(Client& c, const std::string& target, std::chrono::milliseconds timeout) {
+/// node), the source's (`source`, "host:port") read among them. The target's SETSLOT NODE (and
+/// Valkey's atomic migration at its end) raises its config epoch without consensus to one above
+/// the highest it knows, or not at all when it holds that one already (valkey.io/topics/
+/// cluster-spec, "Configuration epoch collisions"; clusterBumpConfigEpochWithoutConsensus in
+/// src/cluster_legacy.c of both servers); a target that has not yet heard by gossip of the
+/// source's last raise (the source imported a slot itself a moment before) takes an epoch below
+/// the source's, and every node still naming the source keeps it against the target's claim
+/// while the source, told directly, names the target: the slot's owner then differs between
+/// nodes for good. Found live on Redis 8.0.6 (legacy moves back to back: the target at epoch 155
+/// below the source's 156); suites/cluster/reshard.cpp checks it. A node that cannot be reached
+/// is left out (a failover took it away); an error reply (LOADING) counts as not yet. Throws
+/// std::runtime_error after `timeout`, naming both epochs and the node that holds the highest.
+inline void await_epoch_known(Client& c, const std::string& source, const std::string& target,
+                              std::chrono::milliseconds timeout) {
   const auto until = std::chrono::steady_clock::now() + timeout;
+  const auto epoch_of = [&c](const std::string& node, const char* field) -> long long {
+    const Reply r = c.connection(node)("CLUSTER", "INFO");
+    return r.is_string() ? server::Info::find_int(r.str(), field, -1) : -1;
+  };
   for (;;) {
-    long long highest = 0;
+    long long highest = -1, known = -1;
+    std::string holder;
+    bool read_all = true, source_read = false;
     for (const auto& node : c.all_nodes()) {
       try {
-        const Reply r = c.connection(node)("CLUSTER", "INFO");
-        if (r.is_string()) highest = std::max(highest, server::Info::find_int(r.str(), "cluster_my_epoch"));
+        const long long e = epoch_of(node, "cluster_my_epoch");
+        read_all = read_all && e >= 0;
+        source_read = source_read || (node == source && e >= 0);
+        if (e > highest) highest = e, holder = node;
       } catch (const resp::ConnectionError&) {  // a node that went away (a failover) is no voter
       }
     }
-    const Reply t = c.connection(target)("CLUSTER", "INFO");
-    const long long known = t.is_string() ? server::Info::find_int(t.str(), "cluster_current_epoch", -1) : -1;
-    if (known >= highest) return;
+    try {
+      known = epoch_of(target, "cluster_current_epoch");
+    } catch (const resp::ConnectionError&) {
+    }
+    if (read_all && source_read && known >= highest) return;
     if (std::chrono::steady_clock::now() > until)
-      throw std::runtime_error(target + " knows epoch " + std::to_string(known) + ", below the highest config epoch " +
-                               std::to_string(highest) + ", after " + std::to_string(timeout.count()) + " ms");
+      throw std::runtime_error(target + " knows epoch " + std::to_string(known) + ", below the config epoch " +
+                               std::to_string(highest) + " of " + holder + (source_read ? "" : " (the source's epoch was not read)") +
+                               (read_all ? "" : " (a node answered CLUSTER INFO with an error)") + ", after " +
+                               std::to_string(timeout.count()) + " ms");
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
@@ -175,9 +204,13 @@ inline MoveReport move_slot_legacy(Client& c, int slot, const std::string& targe
   auto& src = c.connection(rep.source);
   auto& dst = c.connection(target);
   const std::string at = " (slot " + std::to_string(slot) + ", " + rep.source + " -> " + target + ")";
+  detail::await_epoch_known(c, rep.source, target, o.timeout);  // before anything changes: a timeout leaves the slot as it was
   detail::expect_ok(c, slot, dst("CLUSTER", "SETSLOT", slot, "IMPORTING", src_id), target + ": CLUSTER SETSLOT IMPORTING" + at);
   if (const Reply r = src("CLUSTER", "SETSLOT", slot, "MIGRATING", dst_id); r != Reply::ok()) {
-    (void)dst("CLUSTER", "SETSLOT", slot, "STABLE");  // no key moved: the target's IMPORTING state goes too
+    try {
+      (void)dst("CLUSTER", "SETSLOT", slot, "STABLE");  // no key moved: the target's IMPORTING state goes too
+    } catch (const resp::ConnectionError&) {  // the MIGRATING refusal is the error to report
+    }
     detail::expect_ok(c, slot, r, rep.source + ": CLUSTER SETSLOT MIGRATING" + at);
   }
   const auto colon = target.rfind(':');
@@ -192,13 +225,13 @@ inline MoveReport move_slot_legacy(Client& c, int slot, const std::string& targe
     rep.keys += static_cast<long>(keys.size());
   }
   if (o.while_importing) o.while_importing();
-  detail::await_epoch_known(c, target, std::chrono::seconds(30));  // before the target's epoch bump
+  detail::await_epoch_known(c, rep.source, target, o.timeout);  // again, right before the target's epoch raise
   detail::expect_ok(c, slot, dst("CLUSTER", "SETSLOT", slot, "NODE", dst_id), target + ": CLUSTER SETSLOT NODE" + at);
   detail::expect_ok(c, slot, src("CLUSTER", "SETSLOT", slot, "NODE", dst_id), rep.source + ": CLUSTER SETSLOT NODE" + at);
   for (const auto& p : c.primaries())
     if (p != rep.source && p != target)
       detail::expect_ok(c, slot, c.connection(p)("CLUSTER", "SETSLOT", slot, "NODE", dst_id), p + ": CLUSTER SETSLOT NODE" + at);
-  detail::await_owner(c, slot, target, std::chrono::seconds(30));
+  detail::await_owner(c, slot, target, o.timeout);
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return rep;
 }
@@ -245,6 +278,10 @@ inline MoveReport move_slots_atomic(Client& c, int first, int last, const std::s
   };
   std::vector<std::string> old_names;
   for (const auto& j : list_jobs()) old_names.push_back(j.name);
+  // The target raises its epoch without consensus when the job ends (performSlotImportJobFailover
+  // in Valkey's src/cluster_migrateslots.c): the same wait as a legacy move's, for the same
+  // reason (a legacy move before it told the other primaries the owner directly).
+  detail::await_epoch_known(c, rep.source, target, timeout);
   detail::expect_ok(src("CLUSTER", "MIGRATESLOTS", "SLOTSRANGE", first, last, "NODE", dst_id),
                     rep.source + ": CLUSTER MIGRATESLOTS" + at);
   std::string state = "(not listed)";

@@ -29,10 +29,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <cstdlib>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -62,6 +60,8 @@ struct ClusterOptions {
   std::vector<std::filesystem::path> node_binaries{};
 };
 
+// The parser of CLUSTER NODES lives in cluster/nodes.hpp; these names are kept for callers that
+// knew it here.
 using cluster::ClusterNode;
 using cluster::parse_cluster_nodes;
 
