@@ -4,7 +4,13 @@
 //     the model applies the dialect's lazy deletion on Redis and none on Valkey);
 //   * once active expiry resumes, every expired field is reclaimed within kReclaimBound, the
 //     live ones stay, and the key disappears with its last field; active expiry's keyspace
-//     notifications, client-tracking invalidations and INFO counters are what the model says.
+//     notifications, client-tracking invalidations and INFO counters are what the model says;
+//   * the timed paths the random sequences never reach (issue 22): a near deadline removed by
+//     HPERSIST or HGETEX PERSIST before it passes (the field stays); deadlines set absolute
+//     (HPEXPIREAT) as well as relative; a key TTL (PEXPIREAT) running out beside the field
+//     TTLs, at the same millisecond as one of them or at its own; a 1 ms field TTL set inside
+//     MULTI and read in the same transaction (one frozen time: the read sees the field); values
+//     of 2 KB (a hashtable from the start).
 // Deadlines are 30..250 ms ahead (the only place near-future TTLs are generated); the test waits
 // on the SERVER clock until the latest deadline plus the command window has passed, so the
 // outcome does not depend on machine load.
@@ -47,18 +53,26 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
       return res;
     };
     const int n = *expirykit::gen::full(rc::gen::inRange(1, 7));
-    // per field: 0 persistent, 1 near-future TTL, 2 far TTL
+    // per field: 0 persistent, 1 near-future TTL, 2 far TTL, 3 near-future TTL then made persistent
     const auto kinds = *rc::gen::container<std::vector<int>>(static_cast<std::size_t>(n),
-                                                              rc::gen::weightedElement<int>({{3, 0}, {5, 1}, {2, 2}}));
+                                                              rc::gen::weightedElement<int>({{3, 0}, {5, 1}, {2, 2}, {2, 3}}));
     const auto near = *rc::gen::container<std::vector<int>>(static_cast<std::size_t>(n), expirykit::gen::full(rc::gen::inRange(30, 251)));
     const int reads = *expirykit::gen::full(rc::gen::inRange(0, 4));  // how many read commands before resuming
+    const bool absolute = *rc::gen::arbitrary<bool>();          // near deadlines by HPEXPIREAT, else HPEXPIRE
+    const bool persist_by_hgetex = *rc::gen::arbitrary<bool>();  // kind 3: HGETEX PERSIST, else HPERSIST
+    // 0: no key TTL; 1: PEXPIREAT at the deadline of field key_with (when it has a near one); 2: its own
+    const int key_ttl = *rc::gen::weightedElement<int>({{4, 0}, {1, 1}, {1, 2}});
+    const int key_with = *expirykit::gen::full(rc::gen::inRange(0, n));
+    const int key_near = *expirykit::gen::full(rc::gen::inRange(30, 251));
+    const bool in_multi = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});  // a 1 ms TTL inside MULTI
+    const bool big = *rc::gen::weightedElement<bool>({{5, false}, {1, true}});       // 2 KB values
     t.flushall();
     t.observe_counters();
     if (t.set_active_expire(false) != Reply::ok()) return fail("DEBUG SET-ACTIVE-EXPIRE 0 refused", "");
     Argv hset{"HSET", "h"};
     for (int i = 0; i < n; ++i) {
       hset.push_back("f" + std::to_string(i));
-      hset.push_back(std::to_string(i));
+      hset.push_back(big ? std::string(2048, static_cast<char>('a' + i)) : std::to_string(i));
     }
     std::optional<Step> bad;
     auto run = [&](const Argv& a) {
@@ -67,13 +81,37 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
       if (!s.ok && !bad) bad = s;
       return s;
     };
-    run(hset);
+    const int64_t base = run(hset).after_ms;
     int64_t latest = 0;
+    std::vector<int64_t> deadline(static_cast<std::size_t>(n), 0);  // a near field's absolute deadline (ms)
     for (int i = 0; i < n && !bad; ++i) {
       if (kinds[i] == 0) continue;
-      const std::string ms = kinds[i] == 1 ? std::to_string(near[i]) : "100000000";
-      Step s = run(Argv{"HPEXPIRE", "h", ms, "FIELDS", "1", "f" + std::to_string(i)});
-      if (kinds[i] == 1) latest = std::max<int64_t>(latest, s.after_ms + near[i]);
+      const std::string f = "f" + std::to_string(i);
+      if (kinds[i] == 2) {
+        run(Argv{"HPEXPIRE", "h", "100000000", "FIELDS", "1", f});
+        continue;
+      }
+      // Absolute: `near` ms after the HSET's window (still ahead: the whole set-up takes less
+      // than the 30 ms minimum but on a stalled machine, where the model says what a past one does).
+      const Step s = absolute ? run(Argv{"HPEXPIREAT", "h", std::to_string(base + near[i]), "FIELDS", "1", f})
+                              : run(Argv{"HPEXPIRE", "h", std::to_string(near[i]), "FIELDS", "1", f});
+      deadline[static_cast<std::size_t>(i)] = absolute ? base + near[i] : s.after_ms + near[i];
+      latest = std::max<int64_t>(latest, deadline[static_cast<std::size_t>(i)]);
+      if (kinds[i] == 3)  // the deadline removed before it passes: the field must stay
+        run(persist_by_hgetex ? Argv{"HGETEX", "h", "PERSIST", "FIELDS", "1", f} : Argv{"HPERSIST", "h", "FIELDS", "1", f});
+    }
+    if (key_ttl && !bad) {  // the key's own TTL beside the fields' (the same millisecond, or its own)
+      const int64_t at = key_ttl == 1 && deadline[static_cast<std::size_t>(key_with)] ? deadline[static_cast<std::size_t>(key_with)]
+                                                                                      : base + key_near;
+      run(Argv{"PEXPIREAT", "h", std::to_string(at)});
+      latest = std::max(latest, at);
+    }
+    if (in_multi && !bad) {  // a 1 ms TTL and a read of it in one transaction: one frozen time
+      run({"MULTI"});
+      run({"HSET", "h", "m", "v"});
+      run({"HPEXPIRE", "h", "1", "FIELDS", "1", "m"});
+      run({"HGET", "h", "m"});
+      latest = std::max(latest, run({"EXEC"}).after_ms + 1);
     }
     if (bad) return fail(expirykit::property::step_summary(*bad), bad->describe());
     t.wait_until_past(latest, 5);
