@@ -11,7 +11,8 @@
 // encoding), INFO counters agree (expired_fields / expired_subkeys + one per due field, keys,
 // the volatile-hash count) and active expiry's keyspace notifications (hexpired per hash, del
 // for an emptied one) and tracking invalidations are the model's. Rounds go on while the budget
-// lasts (6 s x EXPIRYKIT_PROP_SCALE), two at least.
+// lasts (6 s x EXPIRYKIT_PROP_SCALE), two at least, each on RESP2 or RESP3 (the twin's
+// connection; property::property_protocols(), EXPIRYKIT_PROTOCOL).
 //
 // The bound, from the documented active-expiry cycle: serverCron runs the slow expire cycle `hz`
 // times a second (valkey.conf / redis.conf "hz", default 10; read here with CONFIG GET), each
@@ -42,6 +43,7 @@
 #include <expirykit/config.hpp>
 #include <expirykit/gen/commands.hpp>
 #include <expirykit/model/batch.hpp>
+#include <expirykit/property/property.hpp>
 
 using namespace expirykit::catch2;
 using expirykit::resp::Argv;
@@ -81,12 +83,15 @@ TEST_CASE_METHOD(TwinFixture, "Active expiry drains 2,000 hashes of due fields w
   const std::chrono::duration<double> budget(6 * expirykit::config().prop_scale);
   const auto started = std::chrono::steady_clock::now();
   std::map<std::string, int> known;  // known server issues the workloads met (excused steps)
+  const std::vector<int> protocols = expirykit::property::property_protocols();  // EXPIRYKIT_PROTOCOL
   int rounds = 0;
   for (; rounds < 2 || std::chrono::steady_clock::now() - started < budget; ++rounds) {
     const uint64_t seed = std::random_device{}();
     std::mt19937_64 rnd(seed);
     auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rnd); };
-    INFO("round " << rounds + 1 << ", seed " << seed << " (the workload: rc::Random(seed), size 100; the layout: std::mt19937_64), hz "
+    const int protocol = protocols[static_cast<std::size_t>(pick(0, static_cast<int>(protocols.size()) - 1))];
+    t.use_protocol(protocol);  // the twin's connection for the whole round: RESP2 or RESP3
+    INFO("round " << rounds + 1 << " on RESP" << protocol << ", seed " << seed << " (the workload: rc::Random(seed), size 100; the layout: std::mt19937_64), hz "
                   << config(hz) << ", active-expire-effort " << config(effort));
 
     // A workload drawn as the main property draws its sequences: it may pause active expiry and

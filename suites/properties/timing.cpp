@@ -11,6 +11,7 @@
 //     TTLs, at the same millisecond as one of them or at its own; a 1 ms field TTL set inside
 //     MULTI and read in the same transaction (one frozen time: the read sees the field); values
 //     of 2 KB (a hashtable from the start).
+// Each case runs on RESP2 or RESP3 (property::property_protocols(), EXPIRYKIT_PROTOCOL).
 // Deadlines are 30..250 ms ahead (the only place near-future TTLs are generated); the test waits
 // on the SERVER clock until the latest deadline plus the command window has passed, so the
 // outcome does not depend on machine load.
@@ -44,6 +45,7 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
   // (each try takes real time: the waits) and prints its seed and replay command line.
   expirykit::property::PropertyBudget budget{10, 0, 4, current_test_name()};
   budget.sent = [&t] { return t.sent(); };  // a server crash is triaged on fresh servers
+  const std::vector<int> protocols = expirykit::property::property_protocols();  // EXPIRYKIT_PROTOCOL
   auto r = expirykit::property::check_cases("expired fields hidden, counted and reclaimed on " + t.dialect().name, budget, [&] {
     expirykit::property::SequenceResult res;
     auto fail = [&](const std::string& summary, const std::string& detail) {
@@ -66,6 +68,8 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
     const int key_near = *expirykit::gen::full(rc::gen::inRange(30, 251));
     const bool in_multi = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});  // a 1 ms TTL inside MULTI
     const bool big = *rc::gen::weightedElement<bool>({{5, false}, {1, true}});       // 2 KB values
+    // RESP2 or RESP3 per case, as the main property (shrinks towards RESP2).
+    t.use_protocol(protocols.size() == 1 ? protocols.front() : *rc::gen::elementOf(protocols));
     t.flushall();
     t.observe_counters();
     if (t.set_active_expire(false) != Reply::ok()) return fail("DEBUG SET-ACTIVE-EXPIRE 0 refused", "");
