@@ -6,7 +6,9 @@
 // counters, background notifications: TwinFixture::check_active_expiry). Then 2,000 hashes get
 // fields that fall due a few hundred ms later, some at one shared deadline and the others at a
 // deadline of their own spread over 600 ms, next to far and persistent fields. Every due field
-// must be reclaimed within the bound below of the last deadline; then the server holds what the
+// must be reclaimed within the bound below of the last deadline, and midway (polled every 5 ms)
+// each hash holds between what the model keeps and what it stored, never more than at the poll
+// before (a quota-bounded drain checked as it goes); then the server holds what the
 // model holds after Keyspace::reclaim() in every database (every key, field, deadline and
 // encoding), INFO counters agree (expired_fields / expired_subkeys + one per due field, keys,
 // the volatile-hash count) and active expiry's keyspace notifications (hexpired per hash, del
@@ -178,6 +180,14 @@ TEST_CASE_METHOD(TwinFixture, "Active expiry drains 2,000 hashes of due fields w
     // Wait on the server clock past the last deadline, then poll HLEN of every hash (a pipeline
     // over the read-back connection: no tracking, no lazy deletion) until it is the model's.
     t.wait_until_past(latest, 1);
+    // Midway, each hash holds between what the model keeps after active expiry and what it stored
+    // before, and never more than at the poll before: active expiry, quota-bounded or not, takes
+    // due fields only and never gives one back (a partial drain is checked, not only its end).
+    std::vector<long long> stored;
+    for (int i = 0; i < kHashes; ++i) {
+      const model::Entry* e = t.model().raw("drain:" + std::to_string(i));
+      stored.push_back(e ? static_cast<long long>(e->hash().fields.size()) : 0);
+    }
     t.reclaim_model();
     std::vector<Argv> hlens;
     std::vector<Reply> want;
@@ -187,6 +197,9 @@ TEST_CASE_METHOD(TwinFixture, "Active expiry drains 2,000 hashes of due fields w
       const model::Entry* e = t.model().raw(key);
       want.push_back(Reply::integer(e ? static_cast<long long>(e->hash().fields.size()) : 0));
     }
+    std::vector<long long> last = stored;
+    std::vector<std::string> midway;  // the first few hashes outside those limits
+    long partial_polls = 0;           // polls that saw a drain under way
     long still_volatile = 0;  // hashes active expiry keeps scanning after the drain
     for (const auto& k : t.model().key_names())
       if (const model::Entry* e = t.model().raw(k); e && e->is_hash() && e->hash().has_volatile()) ++still_volatile;
@@ -200,8 +213,16 @@ TEST_CASE_METHOD(TwinFixture, "Active expiry drains 2,000 hashes of due fields w
       const auto got = t.side().pipeline(hlens);
       now = t.server_time();
       left = 0;
-      for (std::size_t i = 0; i < got.size(); ++i)
+      for (std::size_t i = 0; i < got.size(); ++i) {
         if (got[i] != want[i]) left += got[i].is_integer() && want[i].is_integer() ? got[i].as_integer() - want[i].as_integer() : 1;
+        const long long n = got[i].is_integer() ? got[i].as_integer() : -1;
+        if ((n < want[i].as_integer() || n > last[i]) && midway.size() < 5)
+          midway.push_back("drain:" + std::to_string(i) + " HLEN " + got[i].to_string() + " at " + std::to_string(now - latest) +
+                           " ms after the last deadline: the model keeps " + std::to_string(want[i].as_integer()) + ", stored " +
+                           std::to_string(stored[i]) + ", the poll before read " + std::to_string(last[i]));
+        last[i] = n;
+      }
+      partial_polls += left > 0;
       if (left == 0) drained_at = now;
       else std::this_thread::sleep_for(std::chrono::milliseconds(5));
     } while (drained_at < 0 && now < latest + bound_ms);
@@ -211,6 +232,10 @@ TEST_CASE_METHOD(TwinFixture, "Active expiry drains 2,000 hashes of due fields w
                             << " hashes keep volatile fields)");
     INFO("fields still stored beyond the model's when the bound ran out: " << left);
     CHECK(drained_at >= 0);
+    std::string outside;
+    for (const auto& m : midway) outside += m + "\n";
+    INFO("polls that saw the drain under way: " << partial_polls << "; hashes outside the limits midway:\n" << outside);
+    CHECK(midway.empty());
 
     // Then everything as the model says, in every database (the workload's keys too).
     check_active_expiry(latest);
