@@ -10,7 +10,8 @@
 //     (HPEXPIREAT) as well as relative; a key TTL (PEXPIREAT) running out beside the field
 //     TTLs, at the same millisecond as one of them or at its own; a 1 ms field TTL set inside
 //     MULTI and read in the same transaction (one frozen time: the read sees the field); values
-//     of 2 KB (a hashtable from the start).
+//     of 2 KB under a raised hash-max-listpack-value (4096), so that they stay in a listpack,
+//     which Redis (listpackex) reorders by deadline as TTLs are set and removed.
 // Each case runs on RESP2 or RESP3 (property::property_protocols(), EXPIRYKIT_PROTOCOL).
 // Deadlines are 30..250 ms ahead (the only place near-future TTLs are generated); the test waits
 // on the SERVER clock until the latest deadline plus the command window has passed, so the
@@ -41,6 +42,22 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
   t.observe_events();
   t.observe_counters();
   t.observe_tracking();
+  // 2 KB values stay in a listpack (Redis: listpackex, its fields ordered by deadline) under a
+  // raised hash-max-listpack-value, restored afterwards; the model reads the limits again.
+  const Reply old_value = client()("CONFIG", "GET", "hash-max-listpack-value");
+  REQUIRE((old_value.is_array() && old_value.size() == 2));
+  struct Restore {
+    expirykit::resp::Client& c;
+    std::string v;
+    ~Restore() {
+      try {
+        c("CONFIG", "SET", "hash-max-listpack-value", v);
+      } catch (...) {  // a broken connection: the shared server is replaced anyway
+      }
+    }
+  } restore{client(), old_value[1].str()};
+  REQUIRE(client()("CONFIG", "SET", "hash-max-listpack-value", "4096") == Reply::ok());
+  REQUIRE(t.read_listpack_limits());
   // Rounds of 10 cases (x EXPIRYKIT_PROP_SCALE) for 4 s (property/property.hpp); a failure shrinks
   // (each try takes real time: the waits) and prints its seed and replay command line.
   expirykit::property::PropertyBudget budget{10, 0, 4, current_test_name()};
