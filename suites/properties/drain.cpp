@@ -8,7 +8,8 @@
 // deadline of their own spread over 600 ms, next to far and persistent fields. Every due field
 // must be reclaimed within the bound below of the last deadline, and midway (polled every 5 ms)
 // each hash holds between what the model keeps and what it stored, never more than at the poll
-// before (a quota-bounded drain checked as it goes); then the server holds what the
+// before (a quota-bounded drain checked as it goes), the expiry cycle within its documented time
+// budget meanwhile (expire_cycle_cpu_milliseconds, below); then the server holds what the
 // model holds after Keyspace::reclaim() in every database (every key, field, deadline and
 // encoding), INFO counters agree (expired_fields / expired_subkeys + one per due field, keys,
 // the volatile-hash count) and active expiry's keyspace notifications (hexpired per hash, del
@@ -46,6 +47,7 @@
 #include <expirykit/gen/commands.hpp>
 #include <expirykit/model/batch.hpp>
 #include <expirykit/property/property.hpp>
+#include <expirykit/server/info.hpp>
 
 using namespace expirykit::catch2;
 using expirykit::resp::Argv;
@@ -176,6 +178,14 @@ TEST_CASE_METHOD(TwinFixture, "Active expiry drains 2,000 hashes of due fields w
                 << " ms, the first due at +" << first_due_ms << " ms");
     // Every deadline was still ahead when it was set: active expiry, not the command, reclaims.
     REQUIRE(set_by < base + first_due_ms);
+    // The expiry cycle's own clock from here to the end of the drain (INFO stats
+    // expire_cycle_cpu_milliseconds: time spent inside active expiry cycles).
+    auto cycle_ms_now = [&t] {
+      const Reply r = t.side()("INFO", "stats");
+      return r.is_string() ? expirykit::server::Info::find_int(r.str(), "expire_cycle_cpu_milliseconds", -1) : -1;
+    };
+    const long long cycle_ms_before = cycle_ms_now();
+    const int64_t cycle_window_from = t.server_time();
 
     // Wait on the server clock past the last deadline, then poll HLEN of every hash (a pipeline
     // over the read-back connection: no tracking, no lazy deletion) until it is the model's.
@@ -232,6 +242,19 @@ TEST_CASE_METHOD(TwinFixture, "Active expiry drains 2,000 hashes of due fields w
                             << " hashes keep volatile fields)");
     INFO("fields still stored beyond the model's when the bound ran out: " << left);
     CHECK(drained_at >= 0);
+    // Active expiry kept to its documented time budget meanwhile: a slow cycle at most 25% of its
+    // 1/hz period, a fast one at most 1 ms and not within 2 ms of the last (active-expire-effort
+    // 1; ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC and ACTIVE_EXPIRE_CYCLE_FAST_DURATION in src/expire.c
+    // of both servers): at most 75% of the window, plus one slow cycle's overrun.
+    const long long cycle_ms_after = cycle_ms_now();
+    const int64_t window_ms = t.server_time() - cycle_window_from;
+    const long long cycle_used = cycle_ms_after - cycle_ms_before;
+    UNSCOPED_INFO("expiry cycle: " << cycle_used << " ms of expire_cycle_cpu_milliseconds in a " << window_ms << " ms window ("
+                                   << (due ? static_cast<double>(cycle_used) * 1000.0 / static_cast<double>(due) : 0.0)
+                                   << " ms per 1,000 due fields)");
+    REQUIRE(cycle_ms_before >= 0);  // INFO stats has the field on every release the kit models
+    CHECK(cycle_used >= 0);
+    CHECK(cycle_used <= window_ms * 3 / 4 + cycle_ms);
     std::string outside;
     for (const auto& m : midway) outside += m + "\n";
     INFO("polls that saw the drain under way: " << partial_polls << "; hashes outside the limits midway:\n" << outside);
