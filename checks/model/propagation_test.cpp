@@ -267,3 +267,20 @@ TEST_CASE("written: Redis deletes each expired field a command looks up first, i
   CHECK(written_after(v, ac, "HINCRBY h a 1") == lines({"HSET h a 1"}));  // in a hash storing a deadline (live 9.1.2)
   CHECK(expirykit::model::lazy_deletions(v, Session::words("HINCRBY h a 1"), Session(v).ks, T0) == nothing);
 }
+
+// COPY and RENAME look up no field: as given when they did something, else nothing
+// (live through the replica's keyspace notifications in suites/durability/replica.cpp, COPY and
+// RENAME scenarios, Valkey 9.1.2, Redis 8.0.6 and 8.6.3, 2026-12-06).
+TEST_CASE("written: COPY and RENAME as given when they did something", "[model][propagation]") {
+  for (const Dialect& d : {Dialect::redis_8_0(), Dialect::valkey_9_1()}) {
+    INFO(d.name);
+    const std::vector<std::string> hg = {"HSET h a 1", "HPEXPIRE h 100000 FIELDS 1 a", "HSET g b 2"};
+    CHECK(written_after(d, hg, "COPY h k") == lines({"COPY h k"}));
+    CHECK(written_after(d, hg, "COPY h g") == nothing);  // g exists, no REPLACE: 0
+    CHECK(written_after(d, hg, "COPY h g REPLACE") == lines({"COPY h g REPLACE"}));
+    CHECK(written_after(d, hg, "RENAME h k") == lines({"RENAME h k"}));
+    CHECK(written_after(d, hg, "RENAME nokey k") == nothing);  // an error
+    // A key whose own TTL has passed goes as a key (DEL / UNLINK): not modelled.
+    CHECK(written_after(d, {"HSET h a 1", "PEXPIRE h 1"}, "COPY h k") == std::nullopt);
+  }
+}

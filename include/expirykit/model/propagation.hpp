@@ -391,9 +391,24 @@ inline std::optional<std::vector<resp::Argv>> lazy_deletions(const Dialect& d, c
 /// HGETEX h PX 100000 FIELDS 3 a b c (a, c expired) MULTI, HDEL h a, HDEL h c, HPEXPIREAT h <ms>
 /// FIELDS 3 a b c, EXEC; HGETDEL h FIELDS 2 a b (a expired) MULTI, HDEL h a, HDEL h a b, EXEC.
 /// nullopt where either part is not modelled, for a reply QUEUED (inside MULTI), for an error reply
-/// after a lazy deletion, and where the key's own TTL has passed (the key goes as a key).
+/// after a lazy deletion, and where the key's own TTL has passed (the key goes as a key). COPY and
+/// RENAME too: as given when they did something, else nothing.
 inline std::optional<std::vector<resp::Argv>> written(const Dialect& d, const resp::Argv& argv, const resp::Reply& reply,
                                                       const Keyspace& before, const Keyspace& after, int64_t now) {
+  if (!argv.empty() && (iequals(argv[0], "COPY") || iequals(argv[0], "RENAME"))) {
+    // Key commands look up no field: written as given when they did something (COPY 1, RENAME
+    // OK), nothing when not (0, an error). A key of theirs whose own TTL has
+    // passed goes as a key (DEL / UNLINK): not modelled. Live through the replica's keyspace
+    // notifications (suites/durability/replica.cpp: COPY and RENAME scenarios), 2026-12-06.
+    if (argv.size() < 3 || reply == resp::Reply::status("QUEUED")) return std::nullopt;
+    for (std::size_t i = 1; i <= 2; ++i)
+      if (before.raw(argv[i]) && !before.peek(argv[i], now)) return std::nullopt;
+    if (reply.is_error()) return std::vector<resp::Argv>{};
+    const bool did = iequals(argv[0], "RENAME") ? reply == resp::Reply::ok() : reply == resp::Reply::integer(1);
+    if (did) return std::vector<resp::Argv>{argv};
+    if (reply.is_integer()) return std::vector<resp::Argv>{};
+    return std::nullopt;
+  }
   const auto lazy = lazy_deletions(d, argv, before, now);
   if (!lazy || argv.empty()) return std::nullopt;
   if (reply == resp::Reply::status("QUEUED")) return std::nullopt;  // inside MULTI: written at EXEC
