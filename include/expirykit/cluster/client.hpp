@@ -36,6 +36,7 @@
 #include <thread>
 #include <vector>
 
+#include <expirykit/cluster/nodes.hpp>
 #include <expirykit/cluster/slot.hpp>
 #include <expirykit/resp/client.hpp>
 
@@ -158,22 +159,12 @@ class Client {
     return out;
   }
   /// Every node of the cluster, primaries and replicas, "host:port", as the first primary's
-  /// CLUSTER NODES lists them (failing nodes included).
+  /// CLUSTER NODES lists them (failing nodes included), in the order of their ids.
   std::vector<std::string> all_nodes() {
     const Reply r = seed_connection()("CLUSTER", "NODES");
     std::vector<std::string> out;
     if (!r.is_string()) return out;
-    std::size_t at = 0;
-    const std::string& t = r.str();
-    while (at < t.size()) {
-      const auto end = t.find('\n', at);
-      const std::string line = t.substr(at, end == std::string::npos ? std::string::npos : end - at);
-      at = end == std::string::npos ? t.size() : end + 1;
-      const auto a = line.find(' ');
-      if (a == std::string::npos) continue;
-      const auto b = line.find_first_of("@ ", a + 1);
-      out.push_back(line.substr(a + 1, b - a - 1));
-    }
+    for (const auto& n : parse_cluster_nodes(r.str())) out.push_back(n.address);  // cluster/nodes.hpp
     return out;
   }
   /// Re-reads the slot map with CLUSTER SLOTS from a known node (the seed first). Throws
