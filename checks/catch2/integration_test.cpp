@@ -230,6 +230,12 @@ TEST_CASE("A CONFIG SET made by one test is set back before the next test; the r
   CHECK_THAT(r.out, ContainsSubstring("expirykit: tests run against ") && ContainsSubstring(" at 127.0.0.1:"));
 }
 
+TEST_CASE("ServerFixture::set_config_for_test sets the value back when the test ends", "[catch2]") {
+  auto r = run_probe({"probe: a configuration set for one test is back when that test ends"});
+  INFO(r.out);
+  CHECK(r.code == 0);
+}
+
 TEST_CASE("A server crash fails the test that caused it, with the crash report; the next test gets a new server",
           "[catch2]") {
   auto r = run_probe({"probe: crashes the server,probe: passes", "--order", "decl"});

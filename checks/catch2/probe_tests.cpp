@@ -51,6 +51,19 @@ TEST_CASE_METHOD(ServerFixture, "probe: sees the configuration it started with",
   CHECK(client()("CONFIG", "GET", "notify-keyspace-events") == Reply::array({Reply::string("notify-keyspace-events"), Reply::string("")}));
 }
 
+TEST_CASE("probe: a configuration set for one test is back when that test ends", "[.probe]") {
+  // A fixture made and ended here, watched from a connection of its own (which restores nothing).
+  auto watch = expirykit::catch2::shared_target().client();
+  const Reply before = watch("CONFIG", "GET", "notify-keyspace-events");
+  {
+    ServerFixture f;
+    f.set_config_for_test("notify-keyspace-events", "KEA");
+    CHECK(watch("CONFIG", "GET", "notify-keyspace-events") ==
+          Reply::array({Reply::string("notify-keyspace-events"), Reply::string("AKE")}));
+  }
+  CHECK(watch("CONFIG", "GET", "notify-keyspace-events") == before);
+}
+
 TEST_CASE("probe: a false property", "[.probe]") {
   expirykit::catch2::prop("every int is below 10", [](int x) { RC_ASSERT(x < 10); });
 }

@@ -44,19 +44,7 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
   t.observe_tracking();
   // 2 KB values stay in a listpack (Redis: listpackex, its fields ordered by deadline) under a
   // raised hash-max-listpack-value, restored afterwards; the model reads the limits again.
-  const Reply old_value = client()("CONFIG", "GET", "hash-max-listpack-value");
-  REQUIRE((old_value.is_array() && old_value.size() == 2));
-  struct Restore {
-    expirykit::resp::Client& c;
-    std::string v;
-    ~Restore() {
-      try {
-        c("CONFIG", "SET", "hash-max-listpack-value", v);
-      } catch (...) {  // a broken connection: the shared server is replaced anyway
-      }
-    }
-  } restore{client(), old_value[1].str()};
-  REQUIRE(client()("CONFIG", "SET", "hash-max-listpack-value", "4096") == Reply::ok());
+  set_config_for_test("hash-max-listpack-value", "4096");
   REQUIRE(t.read_listpack_limits());
   // Rounds of 10 cases (x EXPIRYKIT_PROP_SCALE) for 4 s (property/property.hpp); a failure shrinks
   // (each try takes real time: the waits) and prints its seed and replay command line.

@@ -72,19 +72,7 @@ TEST_CASE_METHOD(TwinFixture, "2 KB values in a listpack under a raised hash-max
                  "[semantics][encoding][active]") {
   require_field_ttl();
   auto& t = twin();
-  const Reply old = client()("CONFIG", "GET", "hash-max-listpack-value");
-  REQUIRE((old.is_array() && old.size() == 2));
-  struct Restore {
-    expirykit::resp::Client& c;
-    std::string v;
-    ~Restore() {
-      try {
-        c("CONFIG", "SET", "hash-max-listpack-value", v);
-      } catch (...) {  // a broken connection: the shared server is replaced anyway
-      }
-    }
-  } restore{client(), old[1].str()};
-  REQUIRE(client()("CONFIG", "SET", "hash-max-listpack-value", "4096") == Reply::ok());
+  set_config_for_test("hash-max-listpack-value", "4096");
   REQUIRE(t.read_listpack_limits());
   observe_events();
   observe_counters();

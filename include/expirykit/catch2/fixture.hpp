@@ -30,6 +30,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include <expirykit/catch2/fixture_base.hpp>
 #include <expirykit/catch2/verdict_kind.hpp>
@@ -125,7 +127,15 @@ class ServerFixture : public FixtureBase {
   /// (the failure carries the exit status and crash report) or hangs (it is then killed).
   ~ServerFixture() override {
     auto* s = target_->owned();
-    if (!s || answers_ping(*s)) return;
+    if (!s || answers_ping(*s)) {
+      for (auto it = config_for_test_.rbegin(); it != config_for_test_.rend(); ++it) {
+        try {
+          (void)client_("CONFIG", "SET", it->first, it->second);
+        } catch (...) {  // a broken connection: the next test's restore_config() sets it back
+        }
+      }
+      return;
+    }
     // A crashing server takes a moment to write its crash report and exit.
     for (int i = 0; i < 1000 && s->running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     try {
@@ -147,6 +157,17 @@ class ServerFixture : public FixtureBase {
       if (!triage.empty()) FAIL_CHECK("the server died during this test: " << triage << "\n" << e.what());
       else FAIL_CHECK("the server died during this test: " << e.what());
     }
+  }
+  /// CONFIG SET `name` `value` on the server for the rest of this test; the value it has now is
+  /// set back when the test ends (the destructor), whatever the test's fate, so that a server the
+  /// kit does not own (external mode) is left as it was found. REQUIREs that CONFIG GET names the
+  /// parameter and that the server accepts the value.
+  void set_config_for_test(const std::string& name, const std::string& value) {
+    const resp::Reply old = client_("CONFIG", "GET", name);
+    INFO("CONFIG GET " << name << " answered " << old);
+    REQUIRE((old.is_array() && old.size() == 2));
+    REQUIRE(client_("CONFIG", "SET", name, value) == resp::Reply::ok());
+    config_for_test_.emplace_back(name, old[1].str());
   }
   ServerFixture(const ServerFixture&) = delete;
   ServerFixture& operator=(const ServerFixture&) = delete;
@@ -191,6 +212,7 @@ class ServerFixture : public FixtureBase {
 
   process::Target* target_;
   resp::Client client_;
+  std::vector<std::pair<std::string, std::string>> config_for_test_;  ///< set_config_for_test(): name, value to set back
 };
 
 }  // namespace expirykit::catch2
