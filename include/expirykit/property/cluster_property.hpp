@@ -14,11 +14,11 @@
 // drawn command, at the top level): a reshard or a failover while the sequence's fields hold far,
 // short and already-expired TTLs; the description it returns is printed in the report's script.
 // Each case runs on RESP2 or RESP3, drawn from `protocols` (default property_protocols(), as the
-// main property: EXPIRYKIT_PROTOCOL; shrinks towards RESP2; {3}: RESP3 only, a build with hiredis
-// 1.1 or later; std::invalid_argument for anything but 2 and 3). Budget and replay as check_sequences() (property/property.hpp); `cells` stay empty.
+// main property: EXPIRYKIT_PROTOCOL; shrinks towards RESP2; {3}: RESP3 only; std::invalid_argument
+// for an empty list, anything but 2 and 3, or 3 in a build with hiredis 0.14). Budget and replay
+// as check_sequences() (property/property.hpp); `cells` stay empty.
 #pragma once
 
-#include <algorithm>
 #include <functional>
 #include <set>
 #include <stdexcept>
@@ -48,8 +48,8 @@ inline PropertyResult check_cluster_sequences(ClusterTwin& twin, PropertyBudget 
   // Crash triage (property.hpp): the commands sent; a node that crashed is triaged standalone.
   if (!budget.sent) budget.sent = [&twin] { return twin.twin().sent(); };
   const auto sequence_gen = gen::property_sequence(d, budget.max_len, gen::StaleBy::sleep);  // once; ClusterTwin has no @stale:
-  if (protocols.empty() || std::any_of(protocols.begin(), protocols.end(), [](int p) { return p != 2 && p != 3; }))
-    throw std::invalid_argument("check_cluster_sequences: protocols must be 2 and/or 3");
+  if (protocols.empty()) throw std::invalid_argument("check_cluster_sequences: no protocol to draw from");
+  check_protocols(protocols, "check_cluster_sequences: protocols");
   // Afterwards every node connection the twin moved to RESP3 goes back to RESP2, as the cluster
   // client's other users (reshards, counters, snapshots) found them.
   struct BackToResp2 {

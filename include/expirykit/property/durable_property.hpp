@@ -58,10 +58,7 @@ inline PropertyResult check_durable_sequences(Twin& twin, Copies& copies, Proper
   const model::Dialect d = twin.dialect();
   if (!budget.sent) budget.sent = [&twin] { return twin.sent(); };  // crash triage (property.hpp)
   const auto with_near_ttls = gen::sequence_with_near_ttls(d, budget.max_len), plain = gen::sequence(d, budget.max_len);
-  for (const int p : opt.protocols)
-    if (p != 2 && (p != 3 || !resp::resp3_supported))
-      throw std::invalid_argument("DurableOptions::protocols: " + std::to_string(p) +
-                                  (p == 3 ? " needs a build with hiredis 1.1 or later" : " (2 or 3)"));
+  check_protocols(opt.protocols, "DurableOptions::protocols");
   const auto case_gen = durable_case(opt.protocols.empty() ? property_protocols() : opt.protocols);
   return check_cases("every copy of the data agrees with " + d.name + "'s model", budget, [&] {
     const DurableCase dc = *case_gen;

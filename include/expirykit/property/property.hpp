@@ -27,6 +27,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -314,6 +315,16 @@ inline std::vector<int> property_protocols() {
   if (*v != "2" && !resp::resp3_supported)
     throw std::invalid_argument("EXPIRYKIT_PROTOCOL=" + *v + ": RESP3 needs a build with hiredis 1.1 or later (docs/guide/resp3.md)");
   return *v == "2" ? std::vector<int>{2} : *v == "3" ? std::vector<int>{3} : std::vector<int>{2, 3};
+}
+
+/// Throws std::invalid_argument naming `what` unless every protocol of `protocols` is 2, or 3 in
+/// a build whose hiredis handles RESP3 (resp::resp3_supported): the check of a property's own
+/// protocol list (DurableOptions::protocols, check_cluster_sequences' `protocols`).
+inline void check_protocols(const std::vector<int>& protocols, const std::string& what) {
+  for (const int p : protocols)
+    if (p != 2 && (p != 3 || !resp::resp3_supported))
+      throw std::invalid_argument(what + ": " + std::to_string(p) +
+                                  (p == 3 ? " needs a build with hiredis 1.1 or later" : " (2 or 3)"));
 }
 
 /// The main property: gen::property_sequence on the twin, replies (on RESP2 or RESP3:
