@@ -5,7 +5,6 @@
 // property on RESP3 only, with a legacy reshard in every case.
 #include <catch2/catch_test_macros.hpp>
 
-#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -159,10 +158,8 @@ TEST_CASE_METHOD(ClusterFixture, "The cluster property on RESP3 only, a legacy r
   auto reshard = [](state::ClusterTwin& tw) {
     auto& c = tw.client();
     const int slot = cluster::slot_of("h1");
-    const auto ps = c.primaries();
-    const auto at = std::find(ps.begin(), ps.end(), c.address_of(slot)) - ps.begin();
     const int64_t since = tw.twin().server_time();
-    const auto rep = cluster::move_slot_legacy(c, slot, ps[static_cast<std::size_t>(at + 1) % ps.size()]);
+    const auto rep = cluster::move_slot_legacy(c, slot, c.primary_after(c.address_of(slot)));
     tw.slots_moved({slot}, since);
     return "legacy reshard of slot " + std::to_string(slot) + " " + rep.source + " -> " + rep.target;
   };

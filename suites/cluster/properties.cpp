@@ -34,13 +34,6 @@ void report(const property::PropertyResult& r, state::ClusterTwin& t) {
   if (!r.ok) FAIL(r.report);
   CHECK(r.commands > 0);
 }
-/// The primary after `from` in the client's list (another shard).
-std::string other_primary(cluster::Client& c, const std::string& from) {
-  const auto ps = c.primaries();
-  for (std::size_t i = 0; i < ps.size(); ++i)
-    if (ps[i] == from) return ps[(i + 1) % ps.size()];
-  return ps.front();
-}
 /// The disturbance of the reshard properties: the slot of one of the generators' keys moves to
 /// another primary, the legacy way or by atomic slot migration.
 std::function<std::string(state::ClusterTwin&)> reshard(bool atomic) {
@@ -48,7 +41,7 @@ std::function<std::string(state::ClusterTwin&)> reshard(bool atomic) {
     auto& c = tw.client();
     const std::string key = *rc::gen::elementOf(std::vector<std::string>{"h1", "h2", "h3", "s1"});
     const int slot = cluster::slot_of(key);
-    const std::string target = other_primary(c, c.address_of(slot));
+    const std::string target = c.primary_after(c.address_of(slot));
     const int64_t since = tw.twin().server_time();
     const auto rep = atomic ? cluster::move_slots_atomic(c, slot, slot, target) : cluster::move_slot_legacy(c, slot, target);
     tw.slots_moved({slot}, atomic ? std::nullopt : std::optional<int64_t>(since));

@@ -15,7 +15,6 @@
 #include <expirykit/observe/keyspace_events.hpp>
 #include <expirykit/state/snapshot.hpp>
 
-#include <algorithm>
 #include <map>
 #include <set>
 #include <vector>
@@ -229,9 +228,7 @@ TEST_CASE_METHOD(ClusterFixture, "Reshard (legacy): moves back to back leave eve
   for (int i = 0; i < 300; ++i) {
     const int slot = slots[static_cast<std::size_t>(i / 2 % 4)];
     c.refresh();
-    const auto ps = c.primaries();
-    const auto at = std::find(ps.begin(), ps.end(), c.address_of(slot)) - ps.begin();
-    const std::string target = ps[static_cast<std::size_t>(at + 1) % ps.size()];
+    const std::string target = c.primary_after(c.address_of(slot));
     INFO("move " << i << " of slot " << slot << " to " << target);
     REQUIRE_NOTHROW(cluster::move_slot_legacy(c, slot, target));
     owner[slot] = target;

@@ -158,6 +158,13 @@ class Client {
     }
     return out;
   }
+  /// The primary after `address` in primaries(), wrapping round; the first primary when `address`
+  /// is none: another shard to move a slot to.
+  std::string primary_after(const std::string& address) const {
+    const auto ps = primaries();
+    const auto at = std::find(ps.begin(), ps.end(), address);
+    return at == ps.end() ? ps.front() : ps[static_cast<std::size_t>(at - ps.begin() + 1) % ps.size()];
+  }
   /// Every node of the cluster, primaries and replicas, "host:port", as the first primary's
   /// CLUSTER NODES lists them (failing nodes included), in the order of their ids.
   std::vector<std::string> all_nodes() {
