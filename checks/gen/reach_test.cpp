@@ -100,7 +100,7 @@ TEST_CASE("The main property's generators reach every reachable coverage cell (m
   }
 }
 
-TEST_CASE("A stale setup: active expiry off, fields due within 3 ms, then a server sleep 1 ms past the longest", "[gen]") {
+TEST_CASE("A stale setup: active expiry off, fields due in 1 ms, then a server sleep 1 ms past them", "[gen]") {
   rc::Random random(7);
   const auto g = expirykit::gen::setup_prefix(Dialect::valkey_9_1(), true, expirykit::gen::StaleBy::sleep);
   for (int i = 0; i < 200; ++i) {
@@ -115,7 +115,7 @@ TEST_CASE("A stale setup: active expiry off, fields due within 3 ms, then a serv
       if (c[0] == "HPEXPIRE" && std::stoll(c[2]) <= 3) {
         ++near;
         longest = std::max(longest, std::stoll(c[2]));
-        CHECK(std::stoll(c[2]) >= 1);
+        CHECK(std::stoll(c[2]) == 1);
       }
     // The sleep (seconds) outlasts the longest short TTL by a millisecond.
     CHECK(std::lround(std::stod(p.back()[2]) * 1000) == longest + 1);

@@ -29,7 +29,7 @@
 // deadlines cannot be read back right after it (state/detail/observe_deadlines.hpp); run_all
 // resolves it from the run's later observations and the state after the run instead. The
 // speculation also applies every command of a run at the one estimated time: a field given a TTL
-// of a few ms earlier in the same run (the main property's sleep set-up: 1-3 ms, then DEBUG
+// of a few ms earlier in the same run (the main property's sleep set-up: 1 ms, then DEBUG
 // SLEEP, which ends the run) may expire on the server before a later command of that run.
 #pragma once
 
