@@ -93,6 +93,31 @@ TEST_CASE_METHOD(TwinFixture, "run_all: a command outside the model ends its run
   CHECK(t.run_stats().run_commands == 5);
 }
 
+TEST_CASE_METHOD(TwinFixture, "run_all: a RESTORE of a DUMP payload (@dump:) starts a run and travels in it",
+                 "[state][run_all]") {
+  auto& t = twin();
+  t.observe_events();
+  t.flushall();
+  const auto before = t.run_stats();
+  // The payload is read (DUMP h) once the run before it is checked; the RESTORE then opens the
+  // next run, with the commands after it, instead of going alone.
+  const auto steps = t.run_all({{"HSET", "h", "a", "1", "b", "2"},
+                                {"HPEXPIRE", "h", "100000", "FIELDS", "1", "a"},
+                                {"RESTORE", "h2", "0", "@dump:h"},
+                                {"HPTTL", "h2", "FIELDS", "2", "a", "b"},
+                                {"HGETALL", "h2"}});
+  REQUIRE(steps.size() == 5);
+  check_all_ok(steps);
+  CHECK(steps[2].server == Reply::status("OK"));
+  REQUIRE(steps[2].argv.size() == 4);
+  CHECK(steps[2].argv[3].rfind("@dump:", 0) == std::string::npos);  // the payload itself, as sent
+  CHECK(steps[3].server.is_array());
+  CHECK(t.compare_state().empty());
+  CHECK(t.run_stats().runs - before.runs == 2);  // HSET HPEXPIRE | RESTORE HPTTL HGETALL
+  CHECK(t.run_stats().alone == before.alone);
+  CHECK(t.run_stats().run_commands - before.run_commands == 5);
+}
+
 TEST_CASE_METHOD(TwinFixture, "run_all: a planted model bug fails the step run() fails, and checking stops there",
                  "[state][run_all]") {
   const auto& id = identity();

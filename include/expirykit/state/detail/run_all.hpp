@@ -81,19 +81,26 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
   finish_begin();  // a begin sent ahead read, use_protocol()'s protocol on: none changes during the runs
   // `@stale:` payloads are known before sending (state/stale_templates.hpp): resolved up front,
   // their RESTOREs go in pipelined runs like any other command.
-  std::vector<Argv> resolved;
+  std::vector<Argv> resolved;  // cmds_in with the references resolved so far (empty: none yet)
+  auto resolve = [&](std::size_t i, Argv a) {
+    if (resolved.empty()) resolved = cmds_in;
+    resolved[i] = std::move(a);
+  };
   for (std::size_t i = 0; i < cmds_in.size(); ++i)
     if (stale_fields(cmds_in[i])) {
-      if (resolved.empty()) {
-        stale_.prepare(side(), cmds_in);
-        resolved = cmds_in;
-      }
-      resolved[i] = stale_.resolve(side(), ks_, cmds_in[i]);
+      if (resolved.empty()) stale_.prepare(side(), cmds_in);
+      resolve(i, stale_.resolve(side(), ks_, cmds_in[i]));
     }
   if (!resolved.empty()) saw_server_time(stale_.waited_until_ms());  // a new template's wait moved the clock on
-  const std::vector<Argv>& cmds = resolved.empty() ? cmds_in : resolved;
   std::vector<Step> out;
-  for (std::size_t i = 0; i < cmds.size();) {
+  for (std::size_t i = 0; i < cmds_in.size();) {
+    // A `RESTORE ... @dump:<src>` that starts a run (chunk_end ends the run before one) takes its
+    // payload here, as run() would right before sending it: the runs before it are checked, so the
+    // server and the model are where the payload's DUMP reads them; the run then holds it.
+    if (const Argv& a = resolved.empty() ? cmds_in[i] : resolved[i];
+        !tx_ && a.size() > 3 && a[3].rfind(dump_ref, 0) == 0 && model::upper(a[0]) == "RESTORE")
+      resolve(i, resolve_dump_ref(a));
+    const std::vector<Argv>& cmds = resolved.empty() ? cmds_in : resolved;
     std::size_t end = i;
     if (!tx_) {
       end = detail::chunk_end(cmds, i, ks_, d_, opt_, server_time_estimate(), counters_.on(), dump_ref,
