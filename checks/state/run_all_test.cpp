@@ -118,6 +118,33 @@ TEST_CASE_METHOD(TwinFixture, "run_all: a RESTORE of a DUMP payload (@dump:) sta
   CHECK(t.run_stats().run_commands - before.run_commands == 5);
 }
 
+TEST_CASE_METHOD(TwinFixture, "run_all: a RESTORE of a DUMP payload queued in a transaction gives run()'s verdicts",
+                 "[state][run_all]") {
+  auto& t = twin();
+  t.observe_events();
+  // Queued, the payload is read when the RESTORE is queued (run() sends the transaction command
+  // by command): the same steps through run_all and through run().
+  const std::vector<Argv> cmds = {{"HSET", "h", "a", "1", "b", "2"},
+                                  {"HPEXPIRE", "h", "100000", "FIELDS", "1", "a"},
+                                  {"MULTI"},
+                                  {"RESTORE", "h2", "100000", "@dump:h"},
+                                  {"HPTTL", "h2", "FIELDS", "2", "a", "b"},
+                                  {"EXEC"},
+                                  {"HGETALL", "h2"}};
+  for (const bool pipelined : {false, true}) {
+    t.flushall();
+    const auto steps = steps_of(t, cmds, pipelined);
+    CAPTURE(pipelined, t.script());
+    REQUIRE(steps.size() == cmds.size());
+    check_all_ok(steps);
+    CHECK(steps[3].server == Reply::status("QUEUED"));
+    REQUIRE(steps[5].server.is_array());
+    REQUIRE(steps[5].server.elements().size() == 2);
+    CHECK(steps[5].server.elements()[0] == Reply::status("OK"));
+    CHECK(t.compare_state().empty());
+  }
+}
+
 TEST_CASE_METHOD(TwinFixture, "run_all: a planted model bug fails the step run() fails, and checking stops there",
                  "[state][run_all]") {
   const auto& id = identity();

@@ -17,7 +17,7 @@
 //    whose close is not in the sequence goes alone (run() then queues the rest one by one);
 //  - a run never holds what must be decided before it is sent: WATCH / UNWATCH,
 //    `RESTORE ... @dump:` unresolved (its payload is read first: run_all resolves one that
-//    starts a run, which then holds it), a command a crash row says would kill
+//    starts a run outside a transaction, which may then hold it), a command a crash row says would kill
 //    the server on the model state before it (looked at with the speculative state at the
 //    estimated time and one second later; a queued command, on the state before its MULTI);
 //  - a run ends right after a command whose check reads the server as it is right after the

@@ -17,6 +17,10 @@
 // the steps report what differs, as run() would have. The checks stay exact: every step agrees
 // with the model at one millisecond of its own window, as the server ran it.
 //
+// A `RESTORE ... @dump:<src>` (state/detail/dump_ref.hpp) ends the run before it; when it then
+// starts a run outside a transaction its payload is read there (DUMP over the read-back
+// connection), where run() would read it, and it is sent in that run like any other command.
+//
 // A transaction in a run (MULTI, its queued commands, EXEC or DISCARD: chunk_end takes it whole)
 // is checked as run() checks one sent command by command: each queued command's step from the
 // server's QUEUED or refusal (Twin::queued), the EXEC with the batch they made, its window from
