@@ -328,7 +328,7 @@ class Twin {
 
   /// See dump_ref (state/detail/dump_ref.hpp).
   Argv resolve_dump_ref(const Argv& a) {
-    if (a.size() < 4 || a[3].rfind(dump_ref, 0) != 0) return a;  // no reference: no read-back connection needed
+    if (!detail::names_dump_ref(a, dump_ref)) return a;  // no reference: no read-back connection needed
     return detail::resolve_dump_ref(side(), ks_, a, dump_ref);
   }
   /// Makes the stale templates (state/stale_templates.hpp) the `RESTORE key ttl @stale:<fields>`

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <expirykit/model/keyspace.hpp>
 #include <expirykit/resp/client.hpp>
@@ -14,11 +15,17 @@
 
 namespace expirykit::state::detail {
 
+/// Whether `a` is `RESTORE key ttl <prefix><src> ...` (prefix: Twin::dump_ref, "@dump:"): a
+/// payload still to be read.
+inline bool names_dump_ref(const Argv& a, std::string_view prefix) {
+  return a.size() > 3 && a[3].rfind(prefix, 0) == 0 && model::upper(a[0]) == "RESTORE";
+}
+
 /// `RESTORE key ttl <prefix><src> ...` (prefix: Twin::dump_ref, "@dump:") with the payload of
 /// DUMP <src> read now on `side`, the model remembering which entry of `ks` it stands for; a
 /// missing <src> gives an empty payload. Any other command is returned as it is.
 inline Argv resolve_dump_ref(resp::Client& side, model::Keyspace& ks, const Argv& a, const std::string& prefix) {
-  if (a.size() < 4 || model::upper(a[0]) != "RESTORE" || a[3].rfind(prefix, 0) != 0) return a;
+  if (!names_dump_ref(a, prefix)) return a;
   Argv out = a;
   const std::string src = a[3].substr(prefix.size());
   const Reply p = side("DUMP", src);

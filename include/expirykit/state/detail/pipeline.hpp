@@ -47,6 +47,7 @@
 #include <expirykit/resp/client.hpp>
 #include <expirykit/server/clock.hpp>
 #include <expirykit/state/adopt.hpp>
+#include <expirykit/state/detail/dump_ref.hpp>
 #include <expirykit/state/detail/listeners.hpp>
 #include <expirykit/state/detail/model_step.hpp>
 #include <expirykit/state/detail/send.hpp>
@@ -92,9 +93,7 @@ inline std::vector<Sent> send_chunk(resp::Client& c, Listeners& listeners, uint6
 inline bool pipelinable(const Argv& a, const char* dump_ref) {
   if (a.empty()) return false;
   const std::string u = model::upper(a[0]);
-  if (u == "WATCH" || u == "UNWATCH") return false;
-  if (u == "RESTORE" && a.size() > 3 && a[3].rfind(dump_ref, 0) == 0) return false;
-  return true;
+  return u != "WATCH" && u != "UNWATCH" && !names_dump_ref(a, dump_ref);
 }
 
 /// The index of the EXEC or DISCARD that closes the transaction the MULTI at cmds[i] opens;

@@ -101,8 +101,7 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
     // A `RESTORE ... @dump:<src>` that starts a run (chunk_end ends the run before one) takes its
     // payload here, as run() would right before sending it: the runs before it are checked, so the
     // server and the model are where the payload's DUMP reads them; the run then holds it.
-    if (const Argv& a = resolved.empty() ? cmds_in[i] : resolved[i];
-        !tx_ && a.size() > 3 && a[3].rfind(dump_ref, 0) == 0 && model::upper(a[0]) == "RESTORE")
+    if (const Argv& a = resolved.empty() ? cmds_in[i] : resolved[i]; !tx_ && detail::names_dump_ref(a, dump_ref))
       resolve(i, resolve_dump_ref(a));
     const std::vector<Argv>& cmds = resolved.empty() ? cmds_in : resolved;
     std::size_t end = i;
