@@ -74,7 +74,7 @@ TEST_CASE_METHOD(TwinFixture, "Timing: expired fields hidden, counted, then recl
     const bool in_multi = *rc::gen::weightedElement<bool>({{4, false}, {1, true}});  // a 1 ms TTL inside MULTI
     const bool big = *rc::gen::weightedElement<bool>({{5, false}, {1, true}});       // 2 KB values
     // RESP2 or RESP3 per case, as the main property (shrinks towards RESP2).
-    t.use_protocol(protocols.size() == 1 ? protocols.front() : *rc::gen::elementOf(protocols));
+    t.use_protocol(expirykit::property::draw_protocol(protocols));
     t.flushall();
     t.observe_counters();
     if (t.set_active_expire(false) != Reply::ok()) return fail("DEBUG SET-ACTIVE-EXPIRE 0 refused", "");

@@ -66,7 +66,7 @@ inline PropertyResult check_cluster_sequences(ClusterTwin& twin, PropertyBudget 
   return check_cases(name, budget, [&] {
     // RESP2 or RESP3 per sequence (EXPIRYKIT_PROTOCOL; shrinks towards RESP2): the twin sends
     // HELLO on each node's connection as it first uses it in that protocol.
-    twin.twin().use_protocol(protocols.size() == 1 ? protocols.front() : *rc::gen::elementOf(protocols));
+    twin.twin().use_protocol(draw_protocol(protocols));
     auto [cmds, dropped] = cluster_sequence(*sequence_gen);
     twin.routing().dropped += dropped;
     if (!disturb) return run_cluster_sequence(twin, cmds);

@@ -48,7 +48,7 @@ inline rc::Gen<DurableCase> durable_case(std::vector<int> protocols = property_p
     const int r = *gen::full(rc::gen::inRange(0, 4));
     c.rewrite = r < 2 ? AofRewrite::none : r == 2 ? AofRewrite::rdb_preamble : AofRewrite::commands;
     c.restart_primary = *gen::full(rc::gen::inRange(0, 12)) == 11;
-    c.protocol = protocols.size() == 1 ? protocols.front() : *rc::gen::elementOf(protocols);
+    c.protocol = draw_protocol(protocols);
     return c;
   });
 }

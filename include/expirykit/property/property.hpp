@@ -327,6 +327,12 @@ inline void check_protocols(const std::vector<int>& protocols, const std::string
                                   (p == 3 ? " needs a build with hiredis 1.1 or later" : " (2 or 3)"));
 }
 
+/// The protocol of one case, drawn inside a property from `protocols` (not empty): the only one
+/// when there is one (nothing drawn), else rc::gen::elementOf (shrinks towards the first).
+inline int draw_protocol(const std::vector<int>& protocols) {
+  return protocols.size() == 1 ? protocols.front() : *rc::gen::elementOf(protocols);
+}
+
 /// The main property: gen::property_sequence on the twin, replies (on RESP2 or RESP3:
 /// property_protocols()), state (values, deadlines, encodings) and, when the twin observes them (Twin::observe_events / observe_counters), the
 /// events of every command and the INFO counters after each sequence; the result carries the
@@ -347,7 +353,7 @@ inline PropertyResult check_sequences(Twin& twin, PropertyBudget budget = {}) {
     SequenceOptions opt;
     if (twin.observing_events()) opt.event_flags = *rc::gen::elementOf(event_flag_choices());
     // RESP2 or RESP3 per sequence (EXPIRYKIT_PROTOCOL; shrinks towards RESP2).
-    opt.protocol = protocols.size() == 1 ? protocols.front() : *rc::gen::elementOf(protocols);
+    opt.protocol = draw_protocol(protocols);
     twin.use_protocol(opt.protocol);
     // The sequence's FLUSHALL & co. run on the server while its commands are drawn here
     // (run_sequence's begin_sequence reads their replies; bench/RESULTS.md 9.6).
