@@ -57,5 +57,7 @@ TEST_CASE("parse_cluster_nodes reads ids, roles, primaries and slot ranges", "[c
   CHECK(nodes[1].flags == "master,fail?");
   CHECK(nodes[1].slots == std::vector<std::pair<int, int>>{{10923, 16000}, {16383, 16383}});
   CHECK(nodes[3].flags == "myself,master");
+  CHECK(nodes[3].myself);
+  CHECK_FALSE(nodes[1].myself);
   CHECK(nodes[3].slots == std::vector<std::pair<int, int>>{{0, 5460}});  // the migrating entry is skipped
 }

@@ -21,7 +21,8 @@ namespace expirykit::cluster {
 struct ClusterNode {
   std::string id;
   std::string address;  ///< "127.0.0.1:port"
-  bool primary = false;
+  bool primary = false;  ///< flags name "master"
+  bool myself = false;   ///< flags name "myself": the line of the node that answered
   std::string primary_id;  ///< for a replica: its primary's id; else ""
   std::string flags;       ///< as printed, e.g. "myself,master"
   std::vector<std::pair<int, int>> slots;  ///< owned slot ranges, first and last inclusive
@@ -45,6 +46,7 @@ inline std::vector<ClusterNode> parse_cluster_nodes(const std::string& text) {
     n.address = t[1].substr(0, t[1].find('@'));
     n.flags = t[2];
     n.primary = ("," + t[2] + ",").find(",master,") != std::string::npos;
+    n.myself = ("," + t[2] + ",").find(",myself,") != std::string::npos;
     n.primary_id = t[3] == "-" ? "" : t[3];
     n.config_epoch = std::atoll(t[6].c_str());
     for (std::size_t i = 8; i < t.size(); ++i) {

@@ -87,7 +87,7 @@ inline std::string slot_views(Client& c, int slot) {
         for (const auto& n : parse_cluster_nodes(r.str())) {
           for (const auto& [a, b] : n.slots)
             if (slot >= a && slot <= b) owner = n.address + " (epoch " + std::to_string(n.config_epoch) + ")";
-          if (("," + n.flags + ",").find(",myself,") != std::string::npos) self = std::to_string(n.config_epoch);
+          if (n.myself) self = std::to_string(n.config_epoch);
         }
         out += "slot " + std::to_string(slot) + " -> " + owner + (self.empty() ? "" : "; own epoch " + self);
       } catch (const resp::ConnectionError& e) {

@@ -322,7 +322,7 @@ class Cluster {
           }
         bool me_primary = false;
         for (const auto& n : view)
-          if (n.flags.find("myself") != std::string::npos) me_primary = n.primary;
+          if (n.myself) me_primary = n.primary;
         if (!me_primary) {
           const auto rep = server::Info::fetch(c, "replication");
           if (rep.get("master_link_status").value_or("") != "up" || rep.get_int("master_sync_in_progress", 1) != 0) {
