@@ -7,6 +7,7 @@
 #include <set>
 
 #include <expirykit/cluster/slot.hpp>
+#include <expirykit/cluster/reshard.hpp>
 #include <expirykit/process/cluster.hpp>
 
 using namespace expirykit;
@@ -60,4 +61,23 @@ TEST_CASE("parse_cluster_nodes reads ids, roles, primaries and slot ranges", "[c
   CHECK(nodes[3].myself);
   CHECK_FALSE(nodes[1].myself);
   CHECK(nodes[3].slots == std::vector<std::pair<int, int>>{{0, 5460}});  // the migrating entry is skipped
+}
+
+TEST_CASE("reshard's slot_view: the owner a CLUSTER NODES text names for a slot, at that owner's config epoch", "[cluster]") {
+  const std::string text =
+      "67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1 127.0.0.1:30002@31002 master - 0 1426238316232 7 connected 5461-10922\n"
+      "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 127.0.0.1:30001@31001 myself,master - 0 0 9 connected 0-5460 [5460->-67ed2db8d677e59ec4a4cefb06858cf2a1a89fa1]\n"
+      "07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004 slave e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 9 connected\n";
+  const auto first = cluster::detail::slot_view(text, 0);
+  CHECK(first.owner == "127.0.0.1:30001");
+  CHECK(first.owner_epoch == 9);
+  const auto migrating = cluster::detail::slot_view(text, 5460);  // still the source's: the migrating entry is no owner
+  CHECK(migrating.owner == "127.0.0.1:30001");
+  CHECK(migrating.owner_epoch == 9);
+  const auto second = cluster::detail::slot_view(text, 5461);
+  CHECK(second.owner == "127.0.0.1:30002");
+  CHECK(second.owner_epoch == 7);
+  const auto none = cluster::detail::slot_view(text, 16383);
+  CHECK(none.owner.empty());
+  CHECK(none.owner_epoch == -1);
 }

@@ -22,7 +22,8 @@
 // reading-establish-response, failover-granted, success; "failed" and "cancelled" end it too).
 // The atomic move waits for the target to know every config epoch first too (the target raises
 // its epoch without consensus when the job ends). Both re-read the client's slot map at the end
-// until it names the target and so does every node's CLUSTER SLOTS, replicas included;
+// until it names the target and so does every node's CLUSTER NODES, replicas included, at the
+// target's config epoch (detail::await_owner);
 // process::Cluster::wait_agreed() waits for the whole map.
 // Throws std::runtime_error naming the command and reply that failed, the job's last state after
 // `timeout`, or a wait that ran out (the epochs, the nodes' views); resp::ConnectionError as the
@@ -106,18 +107,18 @@ inline void expect_ok(Client& c, int slot, const Reply& r, const std::string& wh
 inline void expect_ok(const Reply& r, const std::string& what) {
   if (r != Reply::ok()) throw std::runtime_error(what + " answered " + r.to_string());
 }
-/// The owner of `slot` in the CLUSTER SLOTS reply `r` of the node at `node` ("host:port"; an
-/// empty host in the reply is that node's), or "" when none is named.
-inline std::string owner_in(const Reply& r, int slot, const std::string& node) {
-  if (!r.is_array()) return {};
-  for (const auto& range : r.elements()) {
-    if (!range.is_array() || range.size() < 3 || !range[2].is_array() || range[2].size() < 2) continue;
-    if (!range[0].is_integer() || !range[1].is_integer() || slot < range[0].as_integer() || slot > range[1].as_integer())
-      continue;
-    const std::string ip = range[2][0].str().empty() ? node.substr(0, node.rfind(':')) : range[2][0].str();
-    return ip + ":" + std::to_string(range[2][1].as_integer());
-  }
-  return {};
+/// How the node that answered the CLUSTER NODES reply `text` sees `slot`: the owner it names
+/// ("host:port", "" for none) and that owner's config epoch as it knows it (-1 for none).
+struct SlotView {
+  std::string owner;
+  long long owner_epoch = -1;
+};
+inline SlotView slot_view(const std::string& text, int slot) {
+  SlotView v;
+  for (const auto& n : parse_cluster_nodes(text))
+    for (const auto& [a, b] : n.slots)
+      if (slot >= a && slot <= b) v = {n.address, n.config_epoch};
+  return v;
 }
 /// Waits until the node at `target` knows a current epoch at least as high as every node's own
 /// config epoch (CLUSTER INFO: cluster_current_epoch of the target, cluster_my_epoch of each
@@ -166,28 +167,47 @@ inline void await_epoch_known(Client& c, const std::string& source, const std::s
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
-/// Re-reads the client's slot map until it names `target` for `slot` and so does every node's
-/// CLUSTER SLOTS (the seed node may learn the new owner a gossip round later, and a node that
-/// had not may hand a later refresh the old owner: seen once in the legacy-reshard property on a
-/// loaded machine, a command routed to the source answered MOVED).
+/// Re-reads the client's slot map until it names `target` for `slot` and every node's CLUSTER
+/// NODES names `target` as the owner at the config epoch `target` holds now (read from its own
+/// CLUSTER NODES each round). Owner alone is not enough: a node rebinds a slot to any sender that
+/// claims it at a config epoch above the one it knows for the current owner (the
+/// `slots[j]->configEpoch < senderConfigEpoch` test of clusterUpdateSlotsConfigWith, src/
+/// cluster_legacy.c of both servers), so a node told the owner by SETSLOT NODE but not yet its
+/// raised epoch took the slot back for the previous owner when a ping sent before the move
+/// reached it late (Redis 8.6.3, legacy moves back to back: the node named the source at epoch
+/// 211 while the target held 212, and the next move's refresh read the old owner from it). Once
+/// every node knows the target's epoch, no earlier claim can win. A node that cannot be reached
+/// is left out (a failover took it away).
 inline void await_owner(Client& c, int slot, const std::string& target, std::chrono::milliseconds timeout) {
   const auto until = std::chrono::steady_clock::now() + timeout;
+  const auto nodes_of = [&c](const std::string& node) {
+    const Reply r = c.connection(node)("CLUSTER", "NODES");
+    return r.is_string() ? r.str() : std::string{};
+  };
   for (;;) {
     c.refresh();
     bool agreed = c.address_of(slot) == target;
+    long long epoch = -1;
+    if (agreed) {
+      for (const auto& n : parse_cluster_nodes(nodes_of(target)))
+        if (n.myself) epoch = n.config_epoch;
+      agreed = epoch >= 0;
+    }
     if (agreed)
       for (const auto& node : c.all_nodes()) {
         try {
-          agreed = agreed && owner_in(c.connection(node)("CLUSTER", "SLOTS"), slot, node) == target;
+          const SlotView v = slot_view(nodes_of(node), slot);
+          agreed = v.owner == target && v.owner_epoch >= epoch;
         } catch (const resp::ConnectionError&) {  // a node that went away (a failover) is no voter
         }
         if (!agreed) break;
       }
     if (agreed) return;
     if (std::chrono::steady_clock::now() > until)
-      throw std::runtime_error("slot " + std::to_string(slot) + " still served by " + c.address_of(slot) +
-                               " in the client's map, not " + target + ", after " + std::to_string(timeout.count()) +
-                               " ms; the nodes' views:" + slot_views(c, slot));
+      throw std::runtime_error("slot " + std::to_string(slot) + ": after " + std::to_string(timeout.count()) +
+                               " ms the client's map names " + c.address_of(slot) + ", or a node does not name " +
+                               target + " at its config epoch " + std::to_string(epoch) + "; the nodes' views:" +
+                               slot_views(c, slot));
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
