@@ -43,6 +43,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <expirykit/model/batch.hpp>
@@ -63,18 +64,22 @@ inline const known_issues::KnownIssue* crash_row(const std::optional<server::Ide
                                            const std::vector<server::Identity>& more, const model::Keyspace& ks,
                                            const Argv& argv, int64_t now_ms) {
   if ((!server && more.empty()) || argv.empty()) return nullptr;
-  std::vector<Argv> looked_at{argv};
-  if (auto inner = model::sequence_eval_commands(argv)) looked_at = *inner;
   auto covered = [&](const known_issues::KnownIssue& k) {
     if (server && k.covers(*server)) return true;
     for (const auto& id : more)
       if (k.covers(id)) return true;
     return false;
   };
-  for (const auto& k : known_issues::table()) {
-    if (!k.crashes || !covered(k)) continue;
-    for (const auto& a : looked_at)
-      if (k.crashes(ks, a, now_ms)) return &k;
+  std::vector<const known_issues::KnownIssue*> rows;  // asked for every command a run may hold: no copy without one
+  for (const auto& k : known_issues::table())
+    if (k.crashes && covered(k)) rows.push_back(&k);
+  if (rows.empty()) return nullptr;
+  const auto inner = model::sequence_eval_commands(argv);
+  for (const auto* k : rows) {
+    if (!inner && k->crashes(ks, argv, now_ms)) return k;
+    if (inner)
+      for (const auto& a : *inner)
+        if (k->crashes(ks, a, now_ms)) return k;
   }
   return nullptr;
 }
@@ -287,12 +292,18 @@ inline StateSide server_state_side(resp::Client& c, const model::Keyspace& spec,
 /// expired field that a later write of the same transaction recreates: the spec counts its
 /// expiry, the defect does not). `from_ms`: the earliest millisecond of the window to replay at
 /// (a pipelined run trying a later one for a step it checks again: state/detail/run_all.hpp);
-/// 0 for the whole window. Throws what `rerun`, `side` or `counters_match` throw.
+/// 0 for the whole window. `probe(d, at)`, when given: the step under `d` at `at` from the state
+/// before it, without touching `s` or `ks` (detail::Trial::probe): whether it agreed and the
+/// model state it left; a step the server agreed with whose defects' replay agrees too and
+/// leaves the same state and counters keeps its outcome without the two reruns (the same
+/// outcome: the spec's at s.model_at_ms). Throws what `rerun`, `probe`, `side` or
+/// `counters_match` throw.
 template <class Rerun>
-void settle_known_divergence(const server::Identity& server, const model::Dialect& spec, Step& s,
-                             const model::Keyspace& ks, resp::Client& side, int64_t max_window_ms, Rerun rerun,
-                             const std::function<std::optional<bool>(const model::Keyspace&)>& counters_match = {},
-                             int64_t from_ms = 0) {
+void settle_known_divergence(
+    const server::Identity& server, const model::Dialect& spec, Step& s, const model::Keyspace& ks, resp::Client& side,
+    int64_t max_window_ms, Rerun rerun,
+    const std::function<std::optional<bool>(const model::Keyspace&)>& counters_match = {}, int64_t from_ms = 0,
+    const std::function<std::pair<bool, model::Keyspace>(const model::Dialect&, int64_t)>& probe = {}) {
   const auto rows = known_issues_for_step(server, s.argv, s.batch);
   if (rows.empty()) return;
   std::vector<const known_issues::KnownIssue*> replayable;
@@ -322,6 +333,10 @@ void settle_known_divergence(const server::Identity& server, const model::Dialec
   if (s.ok) {
     if (replayable.empty()) return;
     const int64_t at = s.model_at_ms;
+    if (probe) {
+      const auto [agreed, defect_state] = probe(all, at);
+      if (agreed && defect_state == ks && (!counters_match || defect_state.counters() == ks.counters())) return;
+    }
     const model::Keyspace spec_state = ks;
     rerun(all, at);
     if (!s.ok) {

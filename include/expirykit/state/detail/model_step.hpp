@@ -85,7 +85,7 @@ inline void run_model(model::Keyspace& ks, const model::Dialect& d, const ModelC
     std::vector<Reply> replies;
     s.model_events.clear();
     for (const auto& a : *c.batch) {
-      const auto before = tracked_entry(ks, a);
+      const auto before = track ? tracked_entry(ks, a) : std::nullopt;  // a copy: only when tracking asks
       Reply r = model::apply_batch(ks, d, {a}, at_ms, c.in_script)[0];
       auto ev = ks.take_events();
       if (track) {
@@ -100,7 +100,7 @@ inline void run_model(model::Keyspace& ks, const model::Dialect& d, const ModelC
     s.model = Reply::array(std::move(replies));
     return;
   }
-  const auto before = tracked_entry(ks, c.argv);
+  const auto before = track ? tracked_entry(ks, c.argv) : std::nullopt;
   if (auto r = control_reply(c.name, c.tx)) s.model = std::move(*r);
   else if (c.batch) s.model = model::apply_batch(ks, d, *c.batch, at_ms, c.in_script);
   else s.model = model::apply(ks, d, c.argv, at_ms);

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <utility>
 #include <string>
 
 #include <expirykit/model/keyspace.hpp>
@@ -48,7 +49,7 @@ void settle_known_issues(const TwinOptions& o, const model::Dialect& spec, Trial
   if (!o.server) return;
   settle_known_divergence(
       *o.server, spec, s, ks, side(), max_window_ms, [&t](const model::Dialect& d, int64_t at) { t.rerun(d, at); },
-      counters_match, from_ms);
+      counters_match, from_ms, [&t](const model::Dialect& d, int64_t at) { return t.probe(d, at); });
 }
 
 }  // namespace expirykit::state::detail

@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <expirykit/model/keyspace.hpp>
@@ -80,6 +81,19 @@ class Trial {
     else kept_ = d;
     replay(d, at);
     s_.model_at_ms = at;
+  }
+  /// The step under `d` at `at` (Unix ms) from the state before it, on copies: the trial's
+  /// outcome (the model, its tracking model, the step) stays as it was. Returns whether that
+  /// attempt agreed with the server and the model state it left (the `probe` of
+  /// settle_known_divergence: a step the defects do not change needs no rerun).
+  std::pair<bool, model::Keyspace> probe(const model::Dialect& d, int64_t at) const {
+    std::pair<bool, model::Keyspace> out{false, saved_};
+    model::TrackingModel tm = tracked_;
+    Step s = s_;
+    run_model(out.second, d, mc_, at, listeners_.tracking(), tm, s);
+    judge_step(o_, listeners_.event_flags(), mc_, s);
+    out.first = s.ok;
+    return out;
   }
   /// When no attempt agreed and the window had more than one millisecond: the attempt at its
   /// start again, the one reported, under the spec.
