@@ -1,7 +1,8 @@
 // The twin's per-sequence round trips (state/twin.hpp): compare_all() reports, in one round trip
 // (two when a key TTL is due within its margin or the server holds keys the model lacks), what
 // compare_background_events(), compare_state() and compare_counters() report one by one; and
-// begin_sequence() sets the event flags and the counters' base with its FLUSHALL. On the live
+// begin_sequence() sets the event flags and the counters' base with its FLUSHALL (FLUSHDB right
+// after a compare_all() that saw keys in database 0 only). On the live
 // server, with differences planted behind the twin's back over a connection of the test's own.
 #include <catch2/catch_test_macros.hpp>
 
@@ -251,4 +252,74 @@ TEST_CASE_METHOD(TwinFixture, "compare_state and compare_all compare every datab
   CHECK(t.compare_state().size() == 2);
   CHECK(t.side()("DBSIZE") == expirykit::resp::Reply::integer(0));  // db 0 again: empty
   REQUIRE(c("FLUSHALL") == expirykit::resp::Reply::ok());
+}
+
+namespace {
+long long calls_of(expirykit::resp::Client& c, const std::string& command) {
+  const auto r = c("INFO", "commandstats");
+  const std::string key = "cmdstat_" + command + ":calls=";
+  const auto at = r.is_string() ? r.str().find(key) : std::string::npos;
+  return at == std::string::npos ? 0 : std::stoll(r.str().substr(at + key.size()));
+}
+}  // namespace
+
+TEST_CASE_METHOD(TwinFixture, "begin_sequence after compare_all: FLUSHDB when only database 0 held keys, an empty server always",
+                 "[state][compare_all]") {
+  auto& t = twin();
+  t.observe_events();
+  t.observe_counters();
+  expirykit::resp::Client other(client().host(), client().port());
+  const auto flushes = [&] { return std::pair{calls_of(other, "flushdb"), calls_of(other, "flushall")}; };
+  const auto dbsize_of = [&](int db) {
+    REQUIRE(other("SELECT", db) == expirykit::resp::Reply::ok());
+    const auto n = other("DBSIZE");
+    REQUIRE(other("SELECT", 0) == expirykit::resp::Reply::ok());
+    return n;
+  };
+  t.begin_sequence("KEA");
+
+  // Database 0 only, as compare_all saw it: FLUSHDB, and the counters' base read after it.
+  REQUIRE(t.run(Argv{"HSET", "h", "a", "1"}).ok);
+  REQUIRE(lines(t.compare_all()).empty());
+  auto before = flushes();
+  t.begin_sequence("KEA");
+  CHECK(flushes() == std::pair{before.first + 1, before.second});
+  CHECK(dbsize_of(0) == expirykit::resp::Reply::integer(0));
+  CHECK(t.run(Argv{"HSET", "h", "b", "2"}).ok);
+  CHECK(lines(t.compare_all()).empty());
+
+  // A key another client put in database 3 after compare_all: the INFO keyspace read with the
+  // FLUSHDB lists it, FLUSHALL follows, the model and the server start empty and agree.
+  REQUIRE(other("SELECT", 3) == expirykit::resp::Reply::ok());
+  REQUIRE(other("SET", "stray", "v") == expirykit::resp::Reply::ok());
+  REQUIRE(other("SELECT", 0) == expirykit::resp::Reply::ok());
+  before = flushes();
+  t.begin_sequence("KEA");
+  CHECK(flushes() == std::pair{before.first + 1, before.second + 1});
+  CHECK(dbsize_of(3) == expirykit::resp::Reply::integer(0));
+  CHECK(t.run(Argv{"HSET", "h", "c", "3"}).ok);
+  CHECK(lines(t.compare_all()).empty());
+
+  // A key the sequence itself moved to database 1: compare_all saw it there, FLUSHALL.
+  REQUIRE(t.run(Argv{"MOVE", "h", "1"}).ok);
+  REQUIRE(lines(t.compare_all()).empty());
+  before = flushes();
+  t.begin_sequence("KEA");
+  CHECK(flushes() == std::pair{before.first, before.second + 1});
+  CHECK(dbsize_of(1) == expirykit::resp::Reply::integer(0));
+
+  // flushall() right after compare_all (no counters' base read: an INFO keyspace of its own).
+  REQUIRE(t.run(Argv{"HSET", "h", "e", "5"}).ok);
+  REQUIRE(lines(t.compare_all()).empty());
+  before = flushes();
+  t.flushall();
+  CHECK(flushes() == std::pair{before.first + 1, before.second});
+  CHECK(dbsize_of(0) == expirykit::resp::Reply::integer(0));
+
+  // No compare_all since the last flush: FLUSHALL, as flushall() has always sent.
+  REQUIRE(t.run(Argv{"HSET", "h", "d", "4"}).ok);
+  before = flushes();
+  t.flushall();
+  CHECK(flushes() == std::pair{before.first, before.second + 1});
+  CHECK(t.compare_counters().empty());
 }

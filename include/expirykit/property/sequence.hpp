@@ -86,7 +86,7 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
   SequenceResult res;
   if (opt.protocol) twin.use_protocol(opt.protocol);
   twin.prepare_stale_templates(cmds);  // outside what the sequence is checked on
-  twin.begin_sequence(opt.event_flags);  // FLUSHALL, the flags, the counters' base: one round trip
+  twin.begin_sequence(opt.event_flags);  // FLUSHALL (or FLUSHDB), the flags, the counters' base: one round trip
   const std::size_t first = 0;
   std::string failure;
   // Sent in pipelined runs (Twin::run_all: state/detail/run_all.hpp), checked step by step.

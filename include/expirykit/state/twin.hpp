@@ -222,12 +222,18 @@ class Twin {
   }
   /// FLUSHALL SYNC on the server, an empty model (counters kept), no history, and the events
   /// that came before forgotten: a fresh start for a sequence. One round trip (FLUSHALL and the
-  /// listeners' markers in one pipeline).
+  /// listeners' markers in one pipeline). Right after a compare_all() that found keys in no
+  /// database but 0 (INFO keyspace and the model), FLUSHDB SYNC instead, with INFO keyspace in
+  /// the same pipeline to confirm that no database holds a key (else FLUSHALL SYNC follows in a
+  /// second round trip): the same empty server (both forget every tracked key: CLIENT TRACKING
+  /// in valkey.io/topics/client-side-caching), for about a third of the server's time on Redis
+  /// 8.0.6 (FLUSHALL SYNC 104 us, FLUSHDB SYNC 38 us on an empty server, INFO commandstats;
+  /// bench/RESULTS.md 9.10).
   void flushall() { flush({}, false); }
   /// flushall() for the next sequence of a property (property::run_sequence): when observing
   /// events and `event_flags` is not empty, notify-keyspace-events switched to it first
   /// (set_event_flags()); when observing counters, their base read again right after the
-  /// FLUSHALL (observe_counters()); all in flushall()'s one round trip, so that nothing the
+  /// FLUSHALL or FLUSHDB (observe_counters()); all in flushall()'s one round trip, so that nothing the
   /// server does between them (active expiry) falls outside the base. Throws like
   /// set_event_flags() and observe_counters().
   void begin_sequence(const std::string& event_flags = {});
@@ -439,7 +445,7 @@ class Twin {
   std::vector<std::string> background_until(const std::string& token);
 
 
-  /// flushall() with `before` sent ahead of the FLUSHALL, and the counters' base read after it
+  /// flushall() with `before` sent ahead of the FLUSHALL (or FLUSHDB), and the counters' base read after it
   /// when `rebase`, then the background markers, in one pipeline on the twin's connection;
   /// returns its replies (`before`'s first).
   std::vector<Reply> flush(std::vector<Argv> before, bool rebase) { return flush_finish(flush_send(std::move(before), rebase)); }
@@ -449,8 +455,10 @@ class Twin {
     std::size_t replies = 0, n_before = 0;
     bool rebase = false;
     std::string token;
+    std::optional<std::size_t> keyspace_at;  ///< FLUSHDB: the reply of the INFO keyspace that confirms it
   };
-  PendingFlush flush_send(std::vector<Argv> before, bool rebase);
+  /// `all_dbs`: FLUSHALL even when FLUSHDB would do (flushall()'s doc).
+  PendingFlush flush_send(std::vector<Argv> before, bool rebase, bool all_dbs = false);
   std::vector<Reply> flush_finish(const PendingFlush& p);
   /// A begin_sequence() sent ahead (send_begin_sequence), not yet read.
   struct PendingBegin {
@@ -585,6 +593,9 @@ class Twin {
   bool limits_read_ = false;
   detail::Listeners listeners_;  ///< keyspace notifications and tracking invalidations (observe_*)
   uint64_t marker_seq_ = 0;
+  /// marker_seq_ right after a compare_all() that found keys in no database but 0 (0: none):
+  /// the next flush may be FLUSHDB while it is still marker_seq_ (flushall()).
+  uint64_t db0_only_at_seq_ = 0;
   std::vector<model::Event> background_model_;  ///< model events outside run(), not yet compared
   detail::CounterObservation counters_;  ///< INFO counters (observe_counters)
   std::map<std::string, Coverage> coverage_;

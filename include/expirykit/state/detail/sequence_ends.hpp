@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -67,8 +68,10 @@ inline void Twin::begin_sequence(const std::string& event_flags) {
 
 inline std::vector<std::string> Twin::compare_other_dbs(const Reply& keyspace_info) {
   std::vector<std::string> out;
-  for (int db : other_dbs_to_compare(ks_, keyspace_info.is_string() ? keyspace_info.str() : std::string()))
+  const auto dbs = other_dbs_to_compare(ks_, keyspace_info.is_string() ? keyspace_info.str() : std::string());
+  for (int db : dbs)
     for (auto& d : keyspace_diff_db(side(), ks_, db, diff_options({}))) out.push_back(std::move(d));
+  db0_only_at_seq_ = dbs.empty() ? marker_seq_ : 0;
   return out;
 }
 
@@ -93,8 +96,11 @@ inline std::vector<std::string> Twin::compare_all() {
   return out;
 }
 
-inline Twin::PendingFlush Twin::flush_send(std::vector<Argv> before, bool rebase) {
+inline Twin::PendingFlush Twin::flush_send(std::vector<Argv> before, bool rebase, bool all_dbs) {
   finish_begin();
+  // Right after a compare_all() that saw keys in database 0 only: FLUSHDB (flushall()'s doc).
+  const bool db0_only = !all_dbs && db0_only_at_seq_ != 0 && db0_only_at_seq_ == marker_seq_;
+  db0_only_at_seq_ = 0;
   if (tx_) {
     (*c_)("DISCARD");
     tx_.reset();
@@ -111,14 +117,19 @@ inline Twin::PendingFlush Twin::flush_send(std::vector<Argv> before, bool rebase
   inflight_run_.clear();
   hlen_unknown_.clear();
   const std::size_t n_before = before.size();
-  before.push_back({"FLUSHALL", "SYNC"});
+  before.push_back({db0_only ? "FLUSHDB" : "FLUSHALL", "SYNC"});
   if (rebase)
-    for (auto& a : observe::Counters::requests()) before.push_back(std::move(a));
+    for (auto& a : observe::Counters::requests()) before.push_back(std::move(a));  // INFO stats, INFO keyspace
+  std::optional<std::size_t> keyspace_at;  // FLUSHDB: the INFO keyspace that confirms no database holds a key
+  if (db0_only) {
+    keyspace_at = rebase ? n_before + 2 : before.size();
+    if (!rebase) before.push_back({"INFO", "keyspace"});
+  }
   const std::string token = "bg" + std::to_string(++marker_seq_);
   for (auto& m : listeners_.background_markers(token)) before.push_back(std::move(m));
   for (const auto& a : before) c_->append(a);
   c_->send();
-  return PendingFlush{c_, before.size(), n_before, rebase, token};
+  return PendingFlush{c_, before.size(), n_before, rebase, token, keyspace_at};
 }
 
 inline std::vector<Reply> Twin::flush_finish(const PendingFlush& p) {
@@ -126,6 +137,13 @@ inline std::vector<Reply> Twin::flush_finish(const PendingFlush& p) {
   r.reserve(p.replies);
   for (std::size_t i = 0; i < p.replies; ++i) r.push_back(p.c->read());
   background_until(p.token);  // what came before is forgotten
+  const auto lists_a_db = [](const Reply& info) {  // INFO keyspace names every database that holds a key
+    return !info.is_string() || info.str().rfind("db", 0) == 0 || info.str().find("\ndb") != std::string::npos;
+  };
+  if (p.keyspace_at && lists_a_db(r[*p.keyspace_at])) {
+    (void)flush_finish(flush_send({}, p.rebase, true));  // a key left somewhere (sent behind the twin's back)
+    return r;
+  }
   if (p.rebase)
     counters_.start_from(observe::Counters::parse(r[p.n_before + 1], r[p.n_before + 2], d_, 0, p.c->address()), ks_);
   return r;
