@@ -6,6 +6,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -176,4 +177,38 @@ TEST_CASE_METHOD(ClusterFixture, "The cluster property on RESP3 only, a legacy r
   CHECK(resp3_steps > 0);  // the steps did run on RESP3
   // Afterwards the node connections are back on RESP2, as the client's other users expect.
   for (const auto& a : t.client().all_nodes()) CHECK(t.client().connection(a).protocol() == 2);
+}
+
+TEST_CASE_METHOD(ClusterFixture, "Cluster twin: after a failover the model takes what active expiry reclaimed, and only that",
+                 "[cluster]") {
+  // failed_over() reads the hashes with due fields on their primary: reclaimed (active expiry
+  // on) there, the model reclaims them; still stored (active expiry off), the model keeps them.
+  // No failover needed: the model side of failed_over() is what is checked.
+  auto& t = twin();
+  auto& c = client();
+  for (const bool active : {true, false}) {
+    INFO("active expiry " << (active ? "on" : "off"));
+    t.flushall();  // active expiry on
+    if (!active) t.set_active_expire(false);
+    REQUIRE(t.run({"HSETEX", "h1", "PX", "100", "FIELDS", "1", "a", "1"}).ok);                 // due: the whole key
+    REQUIRE(t.run({"HSETEX", "h2", "PX", "100", "FIELDS", "2", "a", "1", "b", "2"}).ok);         // due: a and b
+    REQUIRE(t.run({"HSETEX", "h2", "PX", "600000", "FIELDS", "1", "c", "3"}).ok);                // not due
+    std::this_thread::sleep_for(std::chrono::milliseconds(active ? 1500 : 300));  // active expiry: 10 cycles a second
+    std::set<int> slots{cluster::slot_of("h1"), cluster::slot_of("h2")};
+    const auto hlen = [&](const char* k) { return c.connection(c.address_of(cluster::slot_of(k)))("HLEN", k); };
+    if (active) {
+      REQUIRE(hlen("h1") == Reply::integer(0));  // reclaimed on the server: no key
+      REQUIRE(hlen("h2") == Reply::integer(1));
+      CHECK_FALSE(t.compare_state().empty());    // the model still stores them
+    } else {
+      REQUIRE(hlen("h1") == Reply::integer(1));  // stored, logically expired
+      REQUIRE(hlen("h2") == Reply::integer(3));
+    }
+    t.failed_over(slots);
+    CHECK(t.compare_state().empty());
+    const auto* h2 = t.twin().model().raw("h2");
+    REQUIRE(h2);
+    CHECK(h2->hash().fields.size() == (active ? 1u : 3u));
+    CHECK((t.twin().model().raw("h1") == nullptr) == active);
+  }
 }

@@ -154,6 +154,16 @@ class ClusterTwin {
   /// expired and a live field, after which the replica stores fields the primary does not, or
   /// the reverse; logically expired fields cannot be read back) are deleted on both sides (DEL
   /// through the twin, recorded in the history) and counted in known_issues().
+  ///
+  /// A failover can take seconds (process::Cluster::failover asks again every 6 s while the
+  /// primaries withhold their votes), long enough for a far field TTL of the sequence to pass,
+  /// and active expiry, on by default (flushall()), may then have reclaimed those fields on the
+  /// old primary or the new one. Each hash of those slots with fields due at the new primary's
+  /// TIME is read there (TYPE, HLEN: neither reclaims): when the server holds exactly what
+  /// reclaiming every due field leaves (model::Keyspace::reclaim; no key when none is left), the
+  /// model takes that; otherwise it stays as it is, for compare_state() to judge. Found by the
+  /// failover property on Redis 8.6.3 (RC_PARAMS="seed=10561439871690131368": a field set with
+  /// EX 10 was due 10 s before the comparison after the failover; the new primary held no key).
   void failed_over(const std::set<int>& slots) {
     c_.refresh();
     std::vector<std::pair<std::string, std::string>> dropped;  // key, known issue id
@@ -169,6 +179,7 @@ class ClusterTwin {
       record(std::move(s));
     }
     auto& ks = twin_.model();
+    adopt_active_expiry(slots);
     for (const auto& k : ks.key_names()) {
       if (!slots.count(cluster::slot_of(k))) continue;
       auto* e = ks.raw(k);
@@ -275,6 +286,48 @@ class ClusterTwin {
   }
 
  private:
+  /// failed_over()'s active expiry: the model's hashes of `slots` with fields due at the server's
+  /// TIME take what reclaiming them leaves when the serving primary holds exactly that.
+  void adopt_active_expiry(const std::set<int>& slots) {
+    auto& ks = twin_.model();
+    std::map<std::string, std::vector<std::string>> due_by_node;  // node -> keys with due fields
+    int64_t now = 0;
+    for (const auto& k : ks.key_names()) {
+      const int slot = cluster::slot_of(k);
+      const model::Entry* e = ks.raw(k);
+      if (!slots.count(slot) || !e || !e->is_hash()) continue;
+      const std::string node = c_.address_of(slot);
+      if (now == 0) now = server::time_ms(c_.connection(node)("TIME"));
+      for (const auto& [f, field] : e->hash().fields)
+        if (field.expired(now)) {
+          due_by_node[node].push_back(k);
+          break;
+        }
+    }
+    if (due_by_node.empty()) return;
+    model::Keyspace reclaimed = ks;
+    (void)reclaimed.reclaim(now);
+    for (const auto& [node, keys] : due_by_node) {
+      std::vector<Argv> reads;
+      for (const auto& k : keys) {
+        reads.push_back({"TYPE", k});
+        reads.push_back({"HLEN", k});
+      }
+      const auto r = c_.connection(node).pipeline(reads);
+      for (std::size_t i = 0; i < keys.size(); ++i) {
+        const Reply& type = r[2 * i];
+        const Reply& hlen = r[2 * i + 1];
+        const model::Entry* after = reclaimed.raw(keys[i]);
+        if (!after && type == Reply::status("none")) {
+          ks.erase(keys[i]);
+        } else if (after && after->is_hash() && type == Reply::status("hash") && hlen.is_integer() &&
+                   hlen.as_integer() == static_cast<long long>(after->hash().fields.size())) {
+          ks.put(keys[i], *after);
+        }
+      }
+    }
+  }
+
   /// Empties one primary's database 0: DEL of each key KEYS lists (at most 64), pipelined, then
   /// DBSIZE must answer 0; otherwise (more keys, or a logically expired key KEYS does not list)
   /// FLUSHALL SYNC.
