@@ -70,6 +70,7 @@ TEST_CASE("reshard's slot_view: the owner a CLUSTER NODES text names for a slot,
       "07c37dfeb235213a872192d90877d0cd55635b91 127.0.0.1:30004@31004 slave e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca 0 1426238317239 9 connected\n";
   const auto first = cluster::detail::slot_view(text, 0);
   CHECK(first.owner == "127.0.0.1:30001");
+  CHECK(first.owner_id == "e7d1eecce10fd6bb5eb35b9f99a514335d9ba9ca");
   CHECK(first.owner_epoch == 9);
   const auto migrating = cluster::detail::slot_view(text, 5460);  // still the source's: the migrating entry is no owner
   CHECK(migrating.owner == "127.0.0.1:30001");
@@ -79,5 +80,6 @@ TEST_CASE("reshard's slot_view: the owner a CLUSTER NODES text names for a slot,
   CHECK(second.owner_epoch == 7);
   const auto none = cluster::detail::slot_view(text, 16383);
   CHECK(none.owner.empty());
+  CHECK(none.owner_id.empty());
   CHECK(none.owner_epoch == -1);
 }

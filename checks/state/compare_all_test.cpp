@@ -323,3 +323,24 @@ TEST_CASE_METHOD(TwinFixture, "begin_sequence after compare_all: FLUSHDB when on
   CHECK(flushes() == std::pair{before.first, before.second + 1});
   CHECK(t.compare_counters().empty());
 }
+
+TEST_CASE_METHOD(TwinFixture, "begin_sequence after compare_all on a server with save points: FLUSHALL, which also saves",
+                 "[state][compare_all]") {
+  // FLUSHALL writes an RDB when save points are set (and stops a save under way); FLUSHDB does
+  // not: a restart after it would load the previous sequence's keys. The twin reads CONFIG GET
+  // save / appendonly once per connection.
+  expirykit::resp::Client other(client().host(), client().port());
+  const auto saved = other("CONFIG", "GET", "save");
+  REQUIRE(saved.is_array());
+  REQUIRE(saved.size() == 2);
+  REQUIRE(other("CONFIG", "SET", "save", "3600 1") == expirykit::resp::Reply::ok());
+  auto& t = twin();
+  t.begin_sequence();
+  REQUIRE(t.run(Argv{"HSET", "h", "a", "1"}).ok);
+  REQUIRE(lines(t.compare_all()).empty());
+  const long long flushdb = calls_of(other, "flushdb"), flushall = calls_of(other, "flushall");
+  t.begin_sequence();
+  CHECK(calls_of(other, "flushdb") == flushdb);
+  CHECK(calls_of(other, "flushall") == flushall + 1);
+  REQUIRE(other("CONFIG", "SET", "save", saved[1].str()) == expirykit::resp::Reply::ok());
+}

@@ -108,16 +108,17 @@ inline void expect_ok(const Reply& r, const std::string& what) {
   if (r != Reply::ok()) throw std::runtime_error(what + " answered " + r.to_string());
 }
 /// How the node that answered the CLUSTER NODES reply `text` sees `slot`: the owner it names
-/// ("host:port", "" for none) and that owner's config epoch as it knows it (-1 for none).
+/// ("host:port" as CLUSTER NODES prints it, and its id; both "" for none) and that owner's
+/// config epoch as it knows it (-1 for none).
 struct SlotView {
-  std::string owner;
+  std::string owner, owner_id;
   long long owner_epoch = -1;
 };
 inline SlotView slot_view(const std::string& text, int slot) {
   SlotView v;
   for (const auto& n : parse_cluster_nodes(text))
     for (const auto& [a, b] : n.slots)
-      if (slot >= a && slot <= b) v = {n.address, n.config_epoch};
+      if (slot >= a && slot <= b) v = {n.address, n.id, n.config_epoch};
   return v;
 }
 /// Waits until the node at `target` knows a current epoch at least as high as every node's own
@@ -176,28 +177,34 @@ inline void await_epoch_known(Client& c, const std::string& source, const std::s
 /// raised epoch took the slot back for the previous owner when a ping sent before the move
 /// reached it late (Redis 8.6.3, legacy moves back to back: the node named the source at epoch
 /// 211 while the target held 212, and the next move's refresh read the old owner from it). Once
-/// every node knows the target's epoch, no earlier claim can win. A node that cannot be reached
-/// is left out (a failover took it away).
+/// every node knows the target's epoch, no earlier claim can win. Nodes are matched by id (an
+/// announced address or hostname may differ between CLUSTER SLOTS and CLUSTER NODES). A node
+/// that cannot be reached is left out (a failover took it away); the target unreached, the wait
+/// goes on.
 inline void await_owner(Client& c, int slot, const std::string& target, std::chrono::milliseconds timeout) {
   const auto until = std::chrono::steady_clock::now() + timeout;
   const auto nodes_of = [&c](const std::string& node) {
     const Reply r = c.connection(node)("CLUSTER", "NODES");
     return r.is_string() ? r.str() : std::string{};
   };
+  std::string target_id;
   for (;;) {
     c.refresh();
     bool agreed = c.address_of(slot) == target;
     long long epoch = -1;
-    if (agreed) {
-      for (const auto& n : parse_cluster_nodes(nodes_of(target)))
-        if (n.myself) epoch = n.config_epoch;
-      agreed = epoch >= 0;
+    try {
+      if (agreed && target_id.empty()) target_id = node_id(c, target);
+      if (agreed)
+        for (const auto& n : parse_cluster_nodes(nodes_of(target)))
+          if (n.myself) epoch = n.config_epoch;
+    } catch (const resp::ConnectionError&) {  // read again next round
     }
+    agreed = agreed && epoch >= 0;
     if (agreed)
       for (const auto& node : c.all_nodes()) {
         try {
           const SlotView v = slot_view(nodes_of(node), slot);
-          agreed = v.owner == target && v.owner_epoch >= epoch;
+          agreed = v.owner_id == target_id && v.owner_epoch >= epoch;
         } catch (const resp::ConnectionError&) {  // a node that went away (a failover) is no voter
         }
         if (!agreed) break;

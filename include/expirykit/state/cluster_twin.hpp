@@ -158,9 +158,9 @@ class ClusterTwin {
   /// A failover can take seconds (process::Cluster::failover asks again every 6 s while the
   /// primaries withhold their votes), long enough for a far field TTL of the sequence to pass,
   /// and active expiry, on by default (flushall()), may then have reclaimed those fields on the
-  /// old primary or the new one. Each hash of those slots with fields due at the new primary's
-  /// TIME is read there (TYPE, HLEN: neither reclaims): when the server holds exactly what
-  /// reclaiming every due field leaves (model::Keyspace::reclaim; no key when none is left), the
+  /// old primary or the new one. Each hash of those slots with field TTLs is read on its primary
+  /// (TYPE, HLEN between two TIMEs): when the server holds exactly what reclaiming every field
+  /// due at one of those times leaves (model::Keyspace::reclaim; no key when none is left), the
   /// model takes that; otherwise it stays as it is, for compare_state() to judge. Found by the
   /// failover property on Redis 8.6.3 (RC_PARAMS="seed=10561439871690131368": a field set with
   /// EX 10 was due 10 s before the comparison after the failover; the new primary held no key).
@@ -286,43 +286,50 @@ class ClusterTwin {
   }
 
  private:
-  /// failed_over()'s active expiry: the model's hashes of `slots` with fields due at the server's
-  /// TIME take what reclaiming them leaves when the serving primary holds exactly that.
+  /// failed_over()'s active expiry: the model's hashes of `slots` with fields due at their
+  /// primary's TIME take what reclaiming them leaves when that primary holds exactly that (TYPE
+  /// and HLEN, between two TIMEs in one pipeline: the state reclaimed at either time matches).
+  /// HLEN counts stored fields, logically expired ones included, and reclaims none; TYPE
+  /// deletes a key whose key TTL has passed (lazy expiry), which the model holds as absent too.
+  /// A count alone is compared: any fields it leaves are due or live in both.
   void adopt_active_expiry(const std::set<int>& slots) {
     auto& ks = twin_.model();
-    std::map<std::string, std::vector<std::string>> due_by_node;  // node -> keys with due fields
-    int64_t now = 0;
+    std::map<std::string, std::vector<std::string>> hashes_by_node;  // node -> hashes of `slots`
     for (const auto& k : ks.key_names()) {
       const int slot = cluster::slot_of(k);
       const model::Entry* e = ks.raw(k);
-      if (!slots.count(slot) || !e || !e->is_hash()) continue;
-      const std::string node = c_.address_of(slot);
-      if (now == 0) now = server::time_ms(c_.connection(node)("TIME"));
-      for (const auto& [f, field] : e->hash().fields)
-        if (field.expired(now)) {
-          due_by_node[node].push_back(k);
-          break;
-        }
+      if (slots.count(slot) && e && e->is_hash() && e->hash().min_deadline())
+        hashes_by_node[c_.address_of(slot)].push_back(k);
     }
-    if (due_by_node.empty()) return;
-    model::Keyspace reclaimed = ks;
-    (void)reclaimed.reclaim(now);
-    for (const auto& [node, keys] : due_by_node) {
-      std::vector<Argv> reads;
+    for (const auto& [node, keys] : hashes_by_node) {
+      std::vector<Argv> reads{{"TIME"}};
       for (const auto& k : keys) {
         reads.push_back({"TYPE", k});
         reads.push_back({"HLEN", k});
       }
+      reads.push_back({"TIME"});
       const auto r = c_.connection(node).pipeline(reads);
+      std::vector<model::Keyspace> reclaimed;  // at the first TIME and at the last
+      for (const Reply* t : {&r.front(), &r.back()}) {
+        reclaimed.push_back(ks);
+        (void)reclaimed.back().reclaim(server::time_ms(*t));
+      }
       for (std::size_t i = 0; i < keys.size(); ++i) {
-        const Reply& type = r[2 * i];
-        const Reply& hlen = r[2 * i + 1];
-        const model::Entry* after = reclaimed.raw(keys[i]);
-        if (!after && type == Reply::status("none")) {
-          ks.erase(keys[i]);
-        } else if (after && after->is_hash() && type == Reply::status("hash") && hlen.is_integer() &&
-                   hlen.as_integer() == static_cast<long long>(after->hash().fields.size())) {
-          ks.put(keys[i], *after);
+        const Reply& type = r[1 + 2 * i];
+        const Reply& hlen = r[2 + 2 * i];
+        for (const auto& after_ks : reclaimed) {
+          const model::Entry* before = ks.raw(keys[i]);
+          const model::Entry* after = after_ks.raw(keys[i]);
+          if (before && after && *before == *after) break;  // nothing due for this key at that time
+          if (!after && type == Reply::status("none")) {
+            ks.erase(keys[i]);
+            break;
+          }
+          if (after && after->is_hash() && type == Reply::status("hash") && hlen.is_integer() &&
+              hlen.as_integer() == static_cast<long long>(after->hash().fields.size())) {
+            ks.put(keys[i], *after);
+            break;
+          }
         }
       }
     }

@@ -222,13 +222,14 @@ class Twin {
   }
   /// FLUSHALL SYNC on the server, an empty model (counters kept), no history, and the events
   /// that came before forgotten: a fresh start for a sequence. One round trip (FLUSHALL and the
-  /// listeners' markers in one pipeline). Right after a compare_all() that found keys in no
-  /// database but 0 (INFO keyspace and the model), FLUSHDB SYNC instead, with INFO keyspace in
-  /// the same pipeline to confirm that no database holds a key (else FLUSHALL SYNC follows in a
-  /// second round trip): the same empty server (both forget every tracked key: CLIENT TRACKING
-  /// in valkey.io/topics/client-side-caching), for about a third of the server's time on Redis
-  /// 8.0.6 (FLUSHALL SYNC 104 us, FLUSHDB SYNC 38 us on an empty server, INFO commandstats;
-  /// bench/RESULTS.md 9.10).
+  /// listeners' markers in one pipeline). On a server without persistence (no save points, no
+  /// AOF: FLUSHALL would also save an RDB and stop a save in progress), right after a
+  /// compare_all() (or compare_state()) that found keys in no database but 0 (INFO keyspace and
+  /// the model), FLUSHDB SYNC instead, with INFO keyspace in the same pipeline to confirm that
+  /// no database holds a key (else FLUSHALL SYNC follows in a second round trip): the same empty
+  /// server (both forget every tracked key: CLIENT TRACKING in valkey.io/topics/
+  /// client-side-caching), for about a third of the server's time on Redis 8.0.6 (FLUSHALL SYNC
+  /// 104 us, FLUSHDB SYNC 38 us on an empty server, INFO commandstats; bench/RESULTS.md 9.10).
   void flushall() { flush({}, false); }
   /// flushall() for the next sequence of a property (property::run_sequence): when observing
   /// events and `event_flags` is not empty, notify-keyspace-events switched to it first
@@ -353,7 +354,8 @@ class Twin {
   resp::Client& side() {
     finish_begin();  // its reads come after a begin_sequence() sent ahead
     auto& side = sides_[c_->address()];
-    if (!side.c || !side.c->connected()) side = Side{std::make_unique<resp::Client>(c_->host(), c_->port())};
+    if (!side.c || !side.c->connected())
+      side = Side{std::make_unique<resp::Client>(c_->host(), c_->port()), false, std::nullopt};
     return *side.c;
   }
   /// True between a MULTI this twin sent and its EXEC / DISCARD.
@@ -437,6 +439,8 @@ class Twin {
  private:
   /// compare_other_dbs() given the reply of INFO keyspace (compare_all() reads it in its pipeline).
   std::vector<std::string> compare_other_dbs(const Reply& keyspace_info);
+  /// Side::persistence_off of the server the twin points at, read over side() the first time.
+  bool persistence_off();
   /// Forgets which servers hold the sequence function when `r` (a reply, or an element of one:
   /// an EXEC's) says a function was not found (load_sequence_function()).
   void saw_reply(const Reply& r);
@@ -606,6 +610,9 @@ class Twin {
   struct Side {
     std::unique_ptr<resp::Client> c;
     bool function_loaded = false;  ///< known to hold the sequence function (load_sequence_function)
+    /// No save points and no AOF (CONFIG GET save, appendonly), read once per connection: only
+    /// then may a flush be FLUSHDB (FLUSHALL also saves an RDB and stops a save in progress).
+    std::optional<bool> persistence_off;
   };
   std::map<std::string, Side> sides_;  ///< read-backs per server (side())
   StaleTemplates stale_;  ///< `@stale:` payloads made on this twin's servers

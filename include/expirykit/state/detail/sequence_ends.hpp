@@ -1,7 +1,8 @@
 // expirykit/state/detail/sequence_ends.hpp (internal to state::Twin, included by state/twin.hpp):
 // the definitions of what a sequence starts and ends with, each in one round trip:
-// Twin::begin_sequence (and flushall(), through Twin::flush: FLUSHALL SYNC, the event flags, the
-// counters' base, the background markers in one pipeline on the twin's connection) and
+// Twin::begin_sequence (and flushall(), through Twin::flush: FLUSHALL SYNC or FLUSHDB SYNC, the
+// event flags, the counters' base, the background markers in one pipeline on the twin's
+// connection) and
 // Twin::compare_all (background events, state and counters read in one pipeline over the
 // read-back connection: state/keyspace_diff.hpp, keyspace_diff_pipelined). What each promises
 // is said at its declaration in state/twin.hpp; bench/RESULTS.md 9.4 says what they saved.
@@ -71,8 +72,19 @@ inline std::vector<std::string> Twin::compare_other_dbs(const Reply& keyspace_in
   const auto dbs = other_dbs_to_compare(ks_, keyspace_info.is_string() ? keyspace_info.str() : std::string());
   for (int db : dbs)
     for (auto& d : keyspace_diff_db(side(), ks_, db, diff_options({}))) out.push_back(std::move(d));
-  db0_only_at_seq_ = dbs.empty() ? marker_seq_ : 0;
+  db0_only_at_seq_ = dbs.empty() && persistence_off() ? marker_seq_ : 0;
   return out;
+}
+
+inline bool Twin::persistence_off() {
+  resp::Client& s = side();
+  auto& known = sides_[c_->address()].persistence_off;
+  if (!known) {
+    const auto r = s.pipeline({{"CONFIG", "GET", "save"}, {"CONFIG", "GET", "appendonly"}});
+    const auto value = [](const Reply& x) { return x.is_array() && x.size() == 2 && x[1].is_string() ? x[1].str() : "?"; };
+    known = value(r[0]).empty() && value(r[1]) == "no";  // a refused CONFIG GET: not known to be off
+  }
+  return *known;
 }
 
 inline std::vector<std::string> Twin::compare_all() {
