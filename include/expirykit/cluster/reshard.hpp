@@ -33,6 +33,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -70,6 +71,20 @@ inline std::string node_id(Client& c, const std::string& address) {
   if (!r.is_string()) throw std::runtime_error(address + ": CLUSTER MYID answered " + r.to_string());
   return r.str();
 }
+/// How the node that answered the CLUSTER NODES reply `text` sees `slot`: the owner it names
+/// ("host:port" as CLUSTER NODES prints it, and its id; both "" for none) and that owner's
+/// config epoch as it knows it (-1 for none).
+struct SlotView {
+  std::string owner, owner_id;
+  long long owner_epoch = -1;
+};
+inline SlotView slot_view(const std::string& text, int slot) {
+  SlotView v;
+  for (const auto& n : parse_cluster_nodes(text))
+    for (const auto& [a, b] : n.slots)
+      if (slot >= a && slot <= b) v = {n.address, n.id, n.config_epoch};
+  return v;
+}
 /// How every node of the cluster sees `slot`, for an error message: per node ("host:port"), the
 /// owner its CLUSTER NODES names and that owner's config epoch, and the node's own epoch (a
 /// replica prints its primary's). A node or a map that cannot be read is said in the text, not thrown.
@@ -84,12 +99,12 @@ inline std::string slot_views(Client& c, int slot) {
           out += "CLUSTER NODES answered " + r.to_string();
           continue;
         }
-        std::string owner = "no owner", self;
-        for (const auto& n : parse_cluster_nodes(r.str())) {
-          for (const auto& [a, b] : n.slots)
-            if (slot >= a && slot <= b) owner = n.address + " (epoch " + std::to_string(n.config_epoch) + ")";
+        const SlotView v = slot_view(r.str(), slot);
+        const std::string owner =
+            v.owner_id.empty() ? "no owner" : v.owner + " (epoch " + std::to_string(v.owner_epoch) + ")";
+        std::string self;
+        for (const auto& n : parse_cluster_nodes(r.str()))
           if (n.myself) self = std::to_string(n.config_epoch);
-        }
         out += "slot " + std::to_string(slot) + " -> " + owner + (self.empty() ? "" : "; own epoch " + self);
       } catch (const resp::ConnectionError& e) {
         out += e.what();
@@ -106,20 +121,6 @@ inline void expect_ok(Client& c, int slot, const Reply& r, const std::string& wh
 }
 inline void expect_ok(const Reply& r, const std::string& what) {
   if (r != Reply::ok()) throw std::runtime_error(what + " answered " + r.to_string());
-}
-/// How the node that answered the CLUSTER NODES reply `text` sees `slot`: the owner it names
-/// ("host:port" as CLUSTER NODES prints it, and its id; both "" for none) and that owner's
-/// config epoch as it knows it (-1 for none).
-struct SlotView {
-  std::string owner, owner_id;
-  long long owner_epoch = -1;
-};
-inline SlotView slot_view(const std::string& text, int slot) {
-  SlotView v;
-  for (const auto& n : parse_cluster_nodes(text))
-    for (const auto& [a, b] : n.slots)
-      if (slot >= a && slot <= b) v = {n.address, n.id, n.config_epoch};
-  return v;
 }
 /// Waits until the node at `target` knows a current epoch at least as high as every node's own
 /// config epoch (CLUSTER INFO: cluster_current_epoch of the target, cluster_my_epoch of each
@@ -187,28 +188,33 @@ inline void await_owner(Client& c, int slot, const std::string& target, std::chr
     const Reply r = c.connection(node)("CLUSTER", "NODES");
     return r.is_string() ? r.str() : std::string{};
   };
-  std::string target_id;
+  long long epoch = -1;
   for (;;) {
     c.refresh();
     bool agreed = c.address_of(slot) == target;
-    long long epoch = -1;
-    try {
-      if (agreed && target_id.empty()) target_id = node_id(c, target);
-      if (agreed)
-        for (const auto& n : parse_cluster_nodes(nodes_of(target)))
-          if (n.myself) epoch = n.config_epoch;
-    } catch (const resp::ConnectionError&) {  // read again next round
-    }
-    agreed = agreed && epoch >= 0;
-    if (agreed)
-      for (const auto& node : c.all_nodes()) {
+    // Every node's CLUSTER NODES, read once a round; the target's own line gives its id and epoch.
+    std::map<std::string, std::string> views;
+    if (agreed) {
+      auto nodes = c.all_nodes();
+      if (std::find(nodes.begin(), nodes.end(), target) == nodes.end()) nodes.push_back(target);
+      for (const auto& node : nodes) {
         try {
-          const SlotView v = slot_view(nodes_of(node), slot);
-          agreed = v.owner_id == target_id && v.owner_epoch >= epoch;
+          views[node] = nodes_of(node);
         } catch (const resp::ConnectionError&) {  // a node that went away (a failover) is no voter
         }
-        if (!agreed) break;
       }
+    }
+    std::string target_id;
+    epoch = -1;
+    if (const auto t = views.find(target); t != views.end())
+      for (const auto& n : parse_cluster_nodes(t->second))
+        if (n.myself) target_id = n.id, epoch = n.config_epoch;
+    agreed = agreed && epoch >= 0;  // the target unreached: read again next round
+    for (const auto& [node, text] : views) {
+      if (!agreed) break;
+      const SlotView v = slot_view(text, slot);
+      agreed = v.owner_id == target_id && v.owner_epoch >= epoch;
+    }
     if (agreed) return;
     if (std::chrono::steady_clock::now() > until)
       throw std::runtime_error("slot " + std::to_string(slot) + ": after " + std::to_string(timeout.count()) +

@@ -240,12 +240,10 @@ inline std::vector<std::string> keyspace_diff_pipelined(resp::Client& side, cons
   return diffs;
 }
 
-/// The databases other than 0 to compare: those the model holds keys in (MOVE, COPY ... DB,
-/// SWAPDB put them there) and those INFO keyspace (`keyspace_info`, its text) lists, ascending.
-inline std::set<int> other_dbs_to_compare(const model::Keyspace& ks, std::string_view keyspace_info) {
+/// The databases INFO keyspace (`keyspace_info`, its text) lists ("db<N>:keys=..."), database 0
+/// included: those that hold a key.
+inline std::set<int> dbs_listed(std::string_view keyspace_info) {
   std::set<int> out;
-  for (const auto& [n, m] : ks.other_dbs())
-    if (!m.empty()) out.insert(n);
   while (!keyspace_info.empty()) {
     const auto nl = keyspace_info.find('\n');
     const std::string_view line = keyspace_info.substr(0, nl);
@@ -258,8 +256,18 @@ inline std::set<int> other_dbs_to_compare(const model::Keyspace& ks, std::string
       if (line[i] < '0' || line[i] > '9') digits = false;
       else n = n * 10 + (line[i] - '0');
     }
-    if (digits && n > 0) out.insert(n);
+    if (digits) out.insert(n);
   }
+  return out;
+}
+
+/// The databases other than 0 to compare: those the model holds keys in (MOVE, COPY ... DB,
+/// SWAPDB put them there) and those INFO keyspace (`keyspace_info`, its text) lists, ascending.
+inline std::set<int> other_dbs_to_compare(const model::Keyspace& ks, std::string_view keyspace_info) {
+  std::set<int> out = dbs_listed(keyspace_info);
+  out.erase(0);
+  for (const auto& [n, m] : ks.other_dbs())
+    if (!m.empty()) out.insert(n);
   return out;
 }
 

@@ -70,16 +70,17 @@ inline const known_issues::KnownIssue* crash_row(const std::optional<server::Ide
       if (k.covers(id)) return true;
     return false;
   };
-  std::vector<const known_issues::KnownIssue*> rows;  // asked for every command a run may hold: no copy without one
-  for (const auto& k : known_issues::table())
-    if (k.crashes && covered(k)) rows.push_back(&k);
-  if (rows.empty()) return nullptr;
-  const auto inner = model::sequence_eval_commands(argv);
-  for (const auto* k : rows) {
-    if (!inner && k->crashes(ks, argv, now_ms)) return k;
+  // Asked for every command a run may hold: the script's commands are read out only when a
+  // crash row covers the server.
+  bool read = false;
+  std::optional<std::vector<Argv>> inner;
+  for (const auto& k : known_issues::table()) {
+    if (!k.crashes || !covered(k)) continue;
+    if (!read) inner = model::sequence_eval_commands(argv), read = true;
+    if (!inner && k.crashes(ks, argv, now_ms)) return &k;
     if (inner)
       for (const auto& a : *inner)
-        if (k->crashes(ks, a, now_ms)) return k;
+        if (k.crashes(ks, a, now_ms)) return &k;
   }
   return nullptr;
 }

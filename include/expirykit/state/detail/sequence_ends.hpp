@@ -149,10 +149,8 @@ inline std::vector<Reply> Twin::flush_finish(const PendingFlush& p) {
   r.reserve(p.replies);
   for (std::size_t i = 0; i < p.replies; ++i) r.push_back(p.c->read());
   background_until(p.token);  // what came before is forgotten
-  const auto lists_a_db = [](const Reply& info) {  // INFO keyspace names every database that holds a key
-    return !info.is_string() || info.str().rfind("db", 0) == 0 || info.str().find("\ndb") != std::string::npos;
-  };
-  if (p.keyspace_at && lists_a_db(r[*p.keyspace_at])) {
+  if (const Reply* info = p.keyspace_at ? &r[*p.keyspace_at] : nullptr;
+      info && (!info->is_string() || !dbs_listed(info->str()).empty())) {
     (void)flush_finish(flush_send({}, p.rebase, true));  // a key left somewhere (sent behind the twin's back)
     return r;
   }
