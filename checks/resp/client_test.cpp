@@ -3,6 +3,9 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include <expirykit/catch2/fixture.hpp>
 #include <expirykit/env.hpp>
@@ -121,5 +124,55 @@ TEST_CASE_METHOD(ServerFixture, "A reply delay (EXPIRYKIT_WIRE_DELAY_MS or set_r
     Client c(target().host(), target().port());
     CHECK(c.reply_delay() == std::chrono::milliseconds(0));
     CHECK(expirykit::env::server_assignments().find("EXPIRYKIT_WIRE_DELAY_MS") == std::string::npos);
+  }
+}
+
+TEST_CASE_METHOD(ServerFixture, "A read polls before it blocks (EXPIRYKIT_READ_SPIN_US or set_read_spin), replies unchanged",
+                 "[resp]") {
+  using clock = std::chrono::steady_clock;
+  SECTION("300 us unless set; replies in order, a slow one read after the polling gives up") {
+    Client c(target().host(), target().port());
+    CHECK(c.read_spin() == std::chrono::microseconds(300));
+    for (const auto spin : {std::chrono::microseconds(300), std::chrono::microseconds(0)}) {
+      c.set_read_spin(spin);
+      CHECK(c.pipeline({{"SET", "rs", "1"}, {"INCR", "rs"}, {"GET", "rs"}}) ==
+            std::vector<Reply>{Reply::ok(), Reply::integer(2), Reply::string("2")});
+      const auto t0 = clock::now();
+      CHECK(c("BLPOP", "rs-none", "0.05").is_nil());  // 50 ms: the read blocks after 300 us
+      CHECK(clock::now() - t0 >= std::chrono::milliseconds(50));
+    }
+  }
+  SECTION("a connection the server closes while the read polls throws ConnectionError") {
+    Client c(target().host(), target().port());
+    const auto id = c("CLIENT", "ID").as_integer();
+    c.append({"BLPOP", "rs-none", "5"});
+    c.send();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    REQUIRE(target().client()("CLIENT", "KILL", "ID", std::to_string(id)) == Reply::integer(1));
+    CHECK_THROWS_AS(c.read(), ConnectionError);
+  }
+  SECTION("read_for: a message that arrives is read, none within the timeout is std::nullopt") {
+    Client sub(target().host(), target().port());
+    REQUIRE(sub("SUBSCRIBE", "rs-chan").is_array());
+    CHECK_FALSE(sub.read_for(std::chrono::milliseconds(20)).has_value());
+    REQUIRE(target().client()("PUBLISH", "rs-chan", "hi") == Reply::integer(1));
+    const auto m = sub.read_for(std::chrono::milliseconds(2000));
+    REQUIRE(m.has_value());
+    CHECK((*m)[2] == Reply::string("hi"));
+  }
+  SECTION("EXPIRYKIT_READ_SPIN_US: a number of microseconds, 0 never polls, a bad value is an error naming it") {
+    {
+      ekcheck::ScopedEnv env("EXPIRYKIT_READ_SPIN_US", "0");
+      CHECK(Client(target().host(), target().port()).read_spin() == std::chrono::microseconds(0));
+    }
+    {
+      ekcheck::ScopedEnv env("EXPIRYKIT_READ_SPIN_US", "1000");
+      Client c(target().host(), target().port());
+      CHECK(c.read_spin() == std::chrono::microseconds(1000));
+      CHECK(c("PING") == Reply::status("PONG"));
+    }
+    ekcheck::ScopedEnv env("EXPIRYKIT_READ_SPIN_US", "300us");
+    CHECK_THROWS_WITH(expirykit::config(), Catch::Matchers::ContainsSubstring("EXPIRYKIT_READ_SPIN_US='300us'") &&
+                                               Catch::Matchers::ContainsSubstring("0 to 100000"));
   }
 }

@@ -94,6 +94,12 @@ struct Config {
   /// the replies (each round trip that much slower, as on a slow network or a busy CI runner), 0
   /// to 60000; 0 or unset: none (resp/client.hpp).
   long long wire_delay_ms = 0;
+  /// EXPIRYKIT_READ_SPIN_US: microseconds a resp::Client polls its socket for a reply it waits
+  /// for, yielding the processor between polls, before it sleeps in the kernel (0 to 100000; 0:
+  /// never polls). A sleeping reader is woken by the kernel when the reply lands, which on this
+  /// kind of virtual machine costs more than the server's work (a PING round trip 75-140 us
+  /// asleep, 30 us polling: bench/RESULTS.md 9.11).
+  long long read_spin_us = 300;
 
   // ---- properties (property/property.hpp) ----
   /// EXPIRYKIT_PROP_SCALE: multiplies property rounds and time budgets; > 0.
@@ -205,6 +211,18 @@ struct Config {
       } catch (const std::invalid_argument&) {
         throw std::invalid_argument("EXPIRYKIT_WIRE_DELAY_MS='" + v +
                                     "' is not a number of milliseconds (0 to 60000, e.g. 3; 0 or unset: none)");
+      }
+    });
+    read("EXPIRYKIT_READ_SPIN_US", [&](const std::string& v) {
+      if (v == "0") {  // never poll
+        c.read_spin_us = 0;
+        return;
+      }
+      try {
+        c.read_spin_us = static_cast<long long>(detail::parse_count("EXPIRYKIT_READ_SPIN_US", v, 100000, "300"));
+      } catch (const std::invalid_argument&) {
+        throw std::invalid_argument("EXPIRYKIT_READ_SPIN_US='" + v +
+                                    "' is not a number of microseconds (0 to 100000, e.g. 300; 0: never poll)");
       }
     });
     read("EXPIRYKIT_PROP_SCALE", [&](const std::string& v) { c.prop_scale = detail::parse_number("EXPIRYKIT_PROP_SCALE", v, false); });

@@ -16,9 +16,13 @@
 
 #include <hiredis/hiredis.h>
 #include <poll.h>
+#include <sched.h>
+#include <sys/socket.h>
 
+#include <cerrno>
 #include <chrono>
 #include <concepts>
+#include <cstdint>
 #include <cstring>
 #include <deque>
 #include <iterator>
@@ -147,7 +151,10 @@ class Client {
   /// without TLS: resp/tls.hpp).
   Client(std::string host, int port) : Client(std::move(host), port, Options{}) {}
   Client(std::string host, int port, Options opts)
-      : host_(std::move(host)), port_(port), delay_(partial_config().wire_delay_ms) {
+      : host_(std::move(host)),
+        port_(port),
+        delay_(partial_config().wire_delay_ms),
+        spin_(partial_config().read_spin_us) {
     ctx_.reset(redisConnectWithTimeout(host_.c_str(), port_, detail::to_timeval(opts.connect_timeout)));
     if (!ctx_) throw ConnectionError(address() + ": cannot allocate a hiredis context");
     if (ctx_->err) fail("cannot connect");
@@ -200,6 +207,14 @@ class Client {
   /// it too. For showing that a suite's time margins hold with slower round trips.
   void set_reply_delay(std::chrono::milliseconds d) { delay_ = d; }
   std::chrono::milliseconds reply_delay() const { return delay_; }
+  /// How long a read polls the socket for the reply it waits for (a non-blocking peek, then
+  /// sched_yield(), over and over) before it blocks in the kernel: the reply is then read as it
+  /// lands instead of after the kernel wakes the reader, which on a virtual machine costs more
+  /// than a small command (bench/RESULTS.md 9.11); the processor is given up to anything else
+  /// runnable between polls. 0: blocks at once. Starts as EXPIRYKIT_READ_SPIN_US (config.hpp;
+  /// unset: 300 us). Not on TLS connections (the TLS layer buffers what the socket delivered).
+  void set_read_spin(std::chrono::microseconds d) { spin_ = d; }
+  std::chrono::microseconds read_spin() const { return spin_; }
 
   /// HELLO `protocol` (2 or 3) on this connection: later replies arrive in that protocol
   /// (redis.io/docs/latest/commands/hello). Returns the server's reply (its fields: server,
@@ -278,6 +293,7 @@ class Client {
   void append(const Argv& argv) {
     check_open();
     unsent_ = true;
+    ++appended_;
     if (record_max_) {
       if (recorded_.size() >= record_max_) recorded_.pop_front();
       recorded_.push_back(argv);
@@ -293,6 +309,9 @@ class Client {
     if (redisAppendCommandArgv(ctx_.get(), static_cast<int>(argv.size()), ptrs.data(), lens.data()) != REDIS_OK)
       fail("cannot queue command");
   }
+  /// The commands append() queued on this connection since it was made (call() and pipeline()
+  /// queue theirs with it): a caller that sent ahead tells by it that nothing went out since.
+  std::uint64_t commands_appended() const { return appended_; }
   /// Writes the commands append() queued now, without reading (read() reads their replies
   /// later, in order). Throws ConnectionError on I/O failure.
   void send() {
@@ -307,6 +326,7 @@ class Client {
       std::this_thread::sleep_for(delay_);
     }
     unsent_ = false;
+    spin_until_readable();
     void* raw = nullptr;
     if (redisGetReply(ctx_.get(), &raw) != REDIS_OK) fail("read failed");
     std::unique_ptr<void, detail::ReplyFree> guard(raw);
@@ -326,6 +346,10 @@ class Client {
         std::unique_ptr<void, detail::ReplyFree> guard(raw);
         return detail::from_hiredis(static_cast<redisReply*>(raw));
       }
+      if (spin_until_readable()) {
+        if (redisBufferRead(ctx_.get()) != REDIS_OK) fail("read failed");
+        continue;
+      }
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) return std::nullopt;
       pollfd p{ctx_->fd, POLLIN, 0};
@@ -343,6 +367,21 @@ class Client {
     int done = 0;
     while (!done)
       if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) fail("write failed");
+  }
+  /// set_read_spin(): polls the socket until it has bytes (or an end or error: the read reports
+  /// it), for at most spin_, when hiredis holds nothing unparsed; sends what append() queued
+  /// first. Returns whether the socket became readable while polling.
+  bool spin_until_readable() {
+    if (spin_.count() <= 0 || tls_ || ctx_->reader->pos < ctx_->reader->len) return false;
+    flush();
+    const auto until = std::chrono::steady_clock::now() + spin_;
+    for (;;) {
+      char byte = 0;
+      if (::recv(ctx_->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) >= 0) return true;
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return true;
+      if (std::chrono::steady_clock::now() >= until) return false;
+      sched_yield();
+    }
   }
   void check_open() const {
     if (!ctx_) throw ConnectionError(address() + ": connection is closed (an earlier error closed it)");
@@ -368,7 +407,9 @@ class Client {
   std::unique_ptr<detail::TlsSession> tls_;
   std::unique_ptr<redisContext, detail::ContextFree> ctx_;
   std::chrono::milliseconds delay_{0};
+  std::chrono::microseconds spin_{0};  // set_read_spin()
   bool unsent_ = false;  // append() queued something read() has not sent yet
+  std::uint64_t appended_ = 0;  // commands_appended()
   int protocol_ = 2;
 #if HIREDIS_MAJOR > 1 || (HIREDIS_MAJOR == 1 && HIREDIS_MINOR >= 1)  // resp3_supported
   std::unique_ptr<detail::PushQueue> pushes_ = std::make_unique<detail::PushQueue>();
