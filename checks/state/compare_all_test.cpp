@@ -344,3 +344,95 @@ TEST_CASE_METHOD(TwinFixture, "begin_sequence after compare_all on a server with
   CHECK(calls_of(other, "flushall") == flushall + 1);
   REQUIRE(other("CONFIG", "SET", "save", saved[1].str()) == expirykit::resp::Reply::ok());
 }
+
+TEST_CASE_METHOD(TwinFixture, "compare_all_follows: compare_all's reads go with the last run and are judged after its checks",
+                 "[state][compare_all]") {
+  auto& t = twin();
+  t.observe_events();
+  t.observe_counters();
+  const std::vector<Argv> cmds = {{"HSET", "h", "a", "1", "b", "2"},
+                                  {"HPEXPIRE", "h", "100000", "FIELDS", "1", "a"},
+                                  {"SET", "s", "v", "EX", "100"},
+                                  {"HGET", "h", "b"}};
+  const auto ahead = [&] { return t.run_stats().compares_ahead; };
+  t.begin_sequence("KEA");
+  auto before = ahead();
+  t.compare_all_follows();
+  for (const auto& s : t.run_all(cmds)) REQUIRE(s.ok);
+  CHECK(lines(t.compare_all()).empty());
+  CHECK(ahead() == before + 1);
+
+  // A command sent after the run: its reads would miss field c (and the HSET's event and
+  // counters), so compare_all drops them and reads afresh.
+  t.begin_sequence("KEA");
+  before = ahead();
+  t.compare_all_follows();
+  for (const auto& s : t.run_all(cmds)) REQUIRE(s.ok);
+  REQUIRE(t.run(Argv{"HSET", "h", "c", "3"}).ok);
+  CHECK(lines(t.compare_all()).empty());
+  CHECK(ahead() == before);
+
+  // Without compare_all_follows() nothing goes ahead; a flush drops what did.
+  t.begin_sequence("KEA");
+  for (const auto& s : t.run_all(cmds)) REQUIRE(s.ok);
+  CHECK(lines(t.compare_all()).empty());
+  t.compare_all_follows();
+  for (const auto& s : t.run_all(cmds)) REQUIRE(s.ok);
+  t.begin_sequence("KEA");
+  CHECK(t.run(Argv{"HSET", "h", "z", "1"}).ok);
+  CHECK(lines(t.compare_all()).empty());
+  CHECK(ahead() == before);
+}
+
+TEST_CASE_METHOD(TwinFixture, "keyspace_diff_finish: keys planned from another model than the one judged are read again",
+                 "[state][compare_all]") {
+  using namespace expirykit::state;
+  auto& t = twin();
+  t.flushall();
+  for (const auto& s : t.run_all({{"HSET", "h", "a", "1"}, {"SET", "s", "v"}, {"SET", "gone", "1"}})) REQUIRE(s.ok);
+  const expirykit::model::Keyspace plan = t.model();
+  // After the plan: h gains a field with a TTL, s becomes a hash, gone goes, n comes.
+  for (const auto& s : t.run_all({{"HSET", "h", "b", "2"},
+                                  {"HPEXPIRE", "h", "100000", "FIELDS", "1", "b"},
+                                  {"DEL", "s", "gone"},
+                                  {"HSET", "s", "f", "v"},
+                                  {"SET", "n", "1"}}))
+    REQUIRE(s.ok);
+  expirykit::resp::Client side(client().host(), client().port());
+  KeyspaceDiffOptions o;
+  o.check_encoding = false;
+  const auto judged = [&](const expirykit::model::Keyspace& against) {
+    const int64_t estimate = expirykit::server::time_ms(side("TIME"));
+    const DiffAhead a = keyspace_diff_send(side, plan, estimate, o, {{"PING"}});
+    std::vector<expirykit::resp::Reply> first;
+    auto diffs = keyspace_diff_finish(a, keyspace_diff_read(a), against, o, first);
+    CHECK(first == std::vector<expirykit::resp::Reply>{expirykit::resp::Reply::status("PONG")});
+    return diffs;
+  };
+  CHECK(lines(judged(t.model())).empty());
+  // Judged against the plan itself, the server's changes show.
+  const auto against_plan = lines(judged(plan));
+  CHECK(against_plan.find("h: HGETALL server") != std::string::npos);
+  CHECK(against_plan.find("s: TYPE server hash, model string") != std::string::npos);
+  CHECK(against_plan.find("n: TYPE server string, model none") != std::string::npos);
+  // And a difference the run did not make is found on a re-read key too.
+  REQUIRE(client()("HSET", "h", "c", "3").is_integer());
+  const auto planted = lines(judged(t.model()));
+  CAPTURE(planted);
+  CHECK(planted.find("h: HLEN server (integer) 3, model 2") != std::string::npos);
+}
+
+TEST_CASE_METHOD(TwinFixture, "flushall: a WATCH sent around the twin whose key changed does not keep the keyspace",
+                 "[state][compare_all]") {
+  auto& t = twin();
+  t.flushall();
+  REQUIRE(t.run(Argv{"SET", "w", "1"}).ok);
+  // The flush's EXEC meets the changed key and runs nothing; the flush goes again.
+  REQUIRE(t.client()("WATCH", "w") == expirykit::resp::Reply::ok());
+  expirykit::resp::Client other(client().host(), client().port());
+  REQUIRE(other("SET", "w", "2") == expirykit::resp::Reply::ok());
+  t.flushall();
+  CHECK(other("DBSIZE") == expirykit::resp::Reply::integer(0));
+  CHECK(t.run(Argv{"HSET", "h", "a", "1"}).ok);
+  CHECK(lines(t.compare_all()).empty());
+}

@@ -89,7 +89,9 @@ inline SequenceResult run_sequence(Twin& twin, const std::vector<Argv>& cmds, Se
   twin.begin_sequence(opt.event_flags);  // FLUSHALL (or FLUSHDB), the flags, the counters' base: one round trip
   const std::size_t first = 0;
   std::string failure;
-  // Sent in pipelined runs (Twin::run_all: state/detail/run_all.hpp), checked step by step.
+  // Sent in pipelined runs (Twin::run_all: state/detail/run_all.hpp), checked step by step; the
+  // compare_all() at the end sent as soon as the last run's replies are in (compare_all_follows()).
+  if (opt.pipelined && opt.full_state_check) twin.compare_all_follows();
   const std::vector<Step> steps = opt.pipelined ? twin.run_all(cmds, opt.stop_at_first) : std::vector<Step>{};
   for (std::size_t i = 0; i < cmds.size(); ++i) {
     if (opt.pipelined && i >= steps.size()) break;

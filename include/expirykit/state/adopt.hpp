@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <expirykit/model/model.hpp>
@@ -103,14 +104,18 @@ inline std::map<std::string, int64_t> model_deadlines(const model::Keyspace& ks,
 /// The server's deadline minus the model's for the first deadline of `key` that step `s` changed
 /// (against `before`, model_deadlines() before the step) that differs and stays inside the
 /// step's TIME window: how many ms later than `s.model_at_ms` the server ran the step
-/// (std::nullopt: none such). Reads PEXPIRETIME / HPEXPIRETIME over `side`.
-inline std::optional<int64_t> server_deadline_shift(resp::Client& side, const model::Keyspace& ks, const std::string& key,
-                                                    const std::map<std::string, int64_t>& before, const Step& s) {
+/// (std::nullopt: none such). Reads PEXPIRETIME / HPEXPIRETIME over `side`, or over the
+/// connection `side()` returns, called only when a deadline is to be read.
+template <class Side>
+  requires std::is_invocable_r_v<resp::Client&, Side&>
+std::optional<int64_t> server_deadline_shift(Side&& side, const model::Keyspace& ks, const std::string& key,
+                                             const std::map<std::string, int64_t>& before, const Step& s) {
   if (!ks.raw(key)) return std::nullopt;
   for (const auto& [k, v] : model_deadlines(ks, key)) {
     auto it = before.find(k);
     if (it != before.end() && it->second == v) continue;
-    const Reply r = k.empty() ? side("PEXPIRETIME", key) : side("HPEXPIRETIME", key, "FIELDS", "1", k.substr(2));
+    resp::Client& c = side();
+    const Reply r = k.empty() ? c("PEXPIRETIME", key) : c("HPEXPIRETIME", key, "FIELDS", "1", k.substr(2));
     const Reply& t = r.is_array() && r.size() == 1 ? r[0] : r;
     if (!t.is_integer() || t.as_integer() < 0) continue;
     const int64_t shift = t.as_integer() - v;  // 0 for an absolute deadline
@@ -118,13 +123,21 @@ inline std::optional<int64_t> server_deadline_shift(resp::Client& side, const mo
   }
   return std::nullopt;
 }
+/// server_deadline_shift() over `side` itself.
+inline std::optional<int64_t> server_deadline_shift(resp::Client& side, const model::Keyspace& ks, const std::string& key,
+                                                    const std::map<std::string, int64_t>& before, const Step& s) {
+  return server_deadline_shift([&side]() -> resp::Client& { return side; }, ks, key, before, s);
+}
 
 /// For each deadline of `key` that step `s` changed in the model (against `before`), reads the
-/// server's over `side` and adopts it when it differs by no more than the step's TIME window,
-/// widened by `tolerance_ms` (state/twin.hpp's file comment: a relative TTL lands on the
-/// server's own "now", which the model can only bracket).
-inline void adopt_server_deadlines(resp::Client& side, model::Keyspace& ks, const std::string& key,
-                                   const std::map<std::string, int64_t>& before, const Step& s, int64_t tolerance_ms) {
+/// server's over `side` (or the connection `side()` returns, called only when one is read) and
+/// adopts it when it differs by no more than the step's TIME window, widened by `tolerance_ms`
+/// (state/twin.hpp's file comment: a relative TTL lands on the server's own "now", which the
+/// model can only bracket).
+template <class Side>
+  requires std::is_invocable_r_v<resp::Client&, Side&>
+void adopt_server_deadlines(Side&& side, model::Keyspace& ks, const std::string& key,
+                            const std::map<std::string, int64_t>& before, const Step& s, int64_t tolerance_ms) {
   model::Entry* e = ks.raw(key);
   if (!e) return;
   std::vector<std::string> fields;
@@ -146,17 +159,22 @@ inline void adopt_server_deadlines(resp::Client& side, model::Keyspace& ks, cons
     const int64_t t = theirs.as_integer();
     if (t != *mine && t - *mine >= lo - tolerance_ms && t - *mine <= hi) mine = t;
   };
-  if (key_ttl) adopt(e->expire_ms, side("PEXPIRETIME", key));
+  if (key_ttl) adopt(e->expire_ms, side()("PEXPIRETIME", key));
   if (!fields.empty() && e->is_hash()) {
     Argv a{"HPEXPIRETIME", key, "FIELDS", std::to_string(fields.size())};
     a.insert(a.end(), fields.begin(), fields.end());
-    const Reply r = side.call(a);
+    const Reply r = side().call(a);
     if (!r.is_array() || r.size() != fields.size()) return;
     for (std::size_t i = 0; i < fields.size(); ++i) {
       auto f = e->hash().fields.find(fields[i]);
       if (f != e->hash().fields.end()) adopt(f->second.expire_ms, r[i]);
     }
   }
+}
+/// adopt_server_deadlines() over `side` itself.
+inline void adopt_server_deadlines(resp::Client& side, model::Keyspace& ks, const std::string& key,
+                                   const std::map<std::string, int64_t>& before, const Step& s, int64_t tolerance_ms) {
+  adopt_server_deadlines([&side]() -> resp::Client& { return side; }, ks, key, before, s, tolerance_ms);
 }
 
 /// Whether `argv`, a command outside the model, leaves every key and every INFO counter the

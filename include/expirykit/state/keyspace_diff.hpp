@@ -14,6 +14,7 @@
 // twin's read-back connection).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
@@ -186,6 +187,120 @@ inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::K
   return diffs;
 }
 
+namespace detail {
+/// Whether every key of `ks` at `estimate_ms` (Unix ms) that `o` takes keeps its key TTL past
+/// estimate + `margin_ms`: then its reads may be planned before the TIME is read.
+inline bool reads_can_go_early(const model::Keyspace& ks, int64_t estimate_ms, int64_t margin_ms, const KeyspaceDiffOptions& o) {
+  for (const auto& k : ks.key_names()) {
+    const model::Entry* e = ks.peek(k, estimate_ms);
+    if (!e || (o.owns && !o.owns(k))) continue;
+    if (e->expire_ms && *e->expire_ms <= estimate_ms + margin_ms) return false;
+  }
+  return true;
+}
+}  // namespace detail
+
+/// keyspace_diff_pipelined()'s pipeline sent (keyspace_diff_send), its replies not yet read.
+struct DiffAhead {
+  resp::Client* side = nullptr;  ///< the connection it went on
+  std::vector<Argv> sent;        ///< the caller's commands, TIME, KEYS * and the planned reads
+  std::size_t first = 0;         ///< how many of `sent` are the caller's own (their replies come first)
+  bool early = false;            ///< the reads were planned (else TIME and KEYS * only)
+  int64_t estimate_ms = 0, margin_ms = 0;
+  struct Planned {
+    detail::KeyReads reads;
+    std::size_t from = 0, to = 0;  ///< its reads in `sent`
+  };
+  std::map<std::string, Planned> planned;
+};
+
+/// Sends keyspace_diff_pipelined()'s pipeline on `side` (`first`, TIME, KEYS * and, when every
+/// key of `plan` keeps its key TTL past `estimate_ms` + `margin_ms`, the reads of each key of
+/// `plan` at `estimate_ms`) without reading it; keyspace_diff_finish() reads and judges it, maybe
+/// against another model than `plan`. Throws what resp::Client throws.
+inline DiffAhead keyspace_diff_send(resp::Client& side, const model::Keyspace& plan, int64_t estimate_ms,
+                                    const KeyspaceDiffOptions& o, std::vector<Argv> first, int64_t margin_ms = 2000) {
+  DiffAhead a;
+  a.side = &side;
+  a.first = first.size();
+  a.estimate_ms = estimate_ms;
+  a.margin_ms = margin_ms;
+  first.push_back({"TIME"});
+  first.push_back({"KEYS", "*"});
+  a.early = detail::reads_can_go_early(plan, estimate_ms, margin_ms, o);
+  if (a.early)
+    for (const auto& k : plan.key_names())
+      if (const model::Entry* e = plan.peek(k, estimate_ms); e && (!o.owns || o.owns(k))) {
+        DiffAhead::Planned p;
+        p.from = first.size();
+        p.reads = detail::plan_key(first, k, e, o.check_encoding);
+        p.to = first.size();
+        a.planned.emplace(k, std::move(p));
+      }
+  for (const auto& c : first) side.append(c);
+  side.send();
+  a.sent = std::move(first);
+  return a;
+}
+
+/// The replies to what `a` sent, read in order. Throws what resp::Client throws.
+inline std::vector<Reply> keyspace_diff_read(const DiffAhead& a) {
+  std::vector<Reply> r;
+  r.reserve(a.sent.size());
+  for (std::size_t i = 0; i < a.sent.size(); ++i) r.push_back(a.side->read());
+  return r;
+}
+
+/// keyspace_diff() of the server as `a`'s pipeline read it (its replies `r`: keyspace_diff_read)
+/// against the model `ks`, at the server's TIME in it. A key planned from another entry than the
+/// one `ks` holds at that TIME (other reads: another type, other stored fields) is read again
+/// with the keys KEYS * lists that `a` did not plan, in a second round trip; so are all of them
+/// when `ks` holds a key TTL due within the margin (the reads then wait for the TIME, as in
+/// keyspace_diff()). The replies to the caller's commands go to `first_replies`. Throws what
+/// resp::Client throws.
+inline std::vector<std::string> keyspace_diff_finish(const DiffAhead& a, const std::vector<Reply>& r,
+                                                     const model::Keyspace& ks, const KeyspaceDiffOptions& o,
+                                                     std::vector<Reply>& first_replies) {
+  const std::size_t at = a.first;
+  first_replies.assign(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(at));
+  const int64_t now = server::time_ms(r[at]);
+  if (!a.early || !detail::reads_can_go_early(ks, a.estimate_ms, a.margin_ms, o))
+    return keyspace_diff(*a.side, ks, now, o, &r[at + 1]);
+  // The model's keys at `now` are the planned ones unless `now` passed estimate + margin (a
+  // stalled machine): a planned key the model holds no more at `now` is judged as absent there
+  // (its TYPE reply, read before anything else of it, says whether the server still holds it).
+  // The server's other keys are read in a second round trip.
+  std::vector<std::string> diffs;
+  std::vector<Argv> more, scratch;
+  std::map<std::string, detail::KeyReads> extra;
+  std::map<std::string, detail::KeyReads> from_first;
+  const std::set<std::string> keys = detail::keys_compared(ks, now, o, r[at + 1]);
+  for (const auto& key : keys) {
+    const model::Entry* e = ks.peek(key, now);
+    if (const auto p = a.planned.find(key); p != a.planned.end()) {
+      scratch.clear();
+      if (e) (void)detail::plan_key(scratch, key, e, o.check_encoding);
+      // Read as `ks` would plan them (no entry: its TYPE alone is judged, read first of all).
+      if (!e || std::equal(scratch.begin(), scratch.end(), a.sent.begin() + static_cast<std::ptrdiff_t>(p->second.from),
+                           a.sent.begin() + static_cast<std::ptrdiff_t>(p->second.to))) {
+        detail::KeyReads q = p->second.reads;
+        q.e = e;
+        from_first.emplace(key, q);
+        continue;
+      }
+    }
+    extra.emplace(key, detail::plan_key(more, key, e, o.check_encoding));
+  }
+  const std::vector<Reply> r2 = more.empty() ? std::vector<Reply>{} : a.side->pipeline(more);
+  for (const auto& key : keys) {
+    if (const auto p = from_first.find(key); p != from_first.end())
+      detail::judge_key(diffs, key, p->second, r, now, o);
+    else
+      detail::judge_key(diffs, key, extra.at(key), r2, now, o);
+  }
+  return diffs;
+}
+
 /// keyspace_diff() in one round trip when it can: `first` (the caller's own commands), TIME,
 /// KEYS * and the reads of every key the model holds at `estimate_ms` in one pipeline over
 /// `side`, judged at the TIME read. `estimate_ms` is a server time no later than the server's now
@@ -199,45 +314,8 @@ inline std::vector<std::string> keyspace_diff_pipelined(resp::Client& side, cons
                                                         int64_t estimate_ms, const KeyspaceDiffOptions& o,
                                                         std::vector<Argv> first, std::vector<Reply>& first_replies,
                                                         int64_t margin_ms = 2000) {
-  const std::size_t at = first.size();
-  first.push_back({"TIME"});
-  first.push_back({"KEYS", "*"});
-  std::map<std::string, detail::KeyReads> planned;
-  bool early = true;  // every key's reads can go now
-  for (const auto& k : ks.key_names()) {
-    const model::Entry* e = ks.peek(k, estimate_ms);
-    if (!e || (o.owns && !o.owns(k))) continue;
-    if (e->expire_ms && *e->expire_ms <= estimate_ms + margin_ms) early = false;
-  }
-  if (early)
-    for (const auto& k : ks.key_names())
-      if (const model::Entry* e = ks.peek(k, estimate_ms); e && (!o.owns || o.owns(k)))
-        planned.emplace(k, detail::plan_key(first, k, e, o.check_encoding));
-  std::vector<Reply> r = side.pipeline(first);
-  first_replies.assign(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(at));
-  const int64_t now = server::time_ms(r[at]);
-  if (!early) return keyspace_diff(side, ks, now, o, &r[at + 1]);
-  // The model's keys at `now` are the planned ones unless `now` passed estimate + margin (a
-  // stalled machine): a planned key the model holds no more at `now` is judged as absent there
-  // (its TYPE reply, read before anything else of it, says whether the server still holds it).
-  // The server's other keys are read in a second round trip.
-  std::vector<std::string> diffs;
-  std::vector<Argv> more;
-  std::map<std::string, detail::KeyReads> extra;
-  const std::set<std::string> keys = detail::keys_compared(ks, now, o, r[at + 1]);
-  for (const auto& key : keys)
-    if (!planned.count(key)) extra.emplace(key, detail::plan_key(more, key, ks.peek(key, now), o.check_encoding));
-  const std::vector<Reply> r2 = more.empty() ? std::vector<Reply>{} : side.pipeline(more);
-  for (const auto& key : keys) {
-    if (const auto p = planned.find(key); p != planned.end()) {
-      detail::KeyReads q = p->second;
-      q.e = ks.peek(key, now);  // the planned entry, or none when its key TTL ran out since
-      detail::judge_key(diffs, key, q, r, now, o);
-    } else {
-      detail::judge_key(diffs, key, extra.at(key), r2, now, o);
-    }
-  }
-  return diffs;
+  const DiffAhead a = keyspace_diff_send(side, ks, estimate_ms, o, std::move(first), margin_ms);
+  return keyspace_diff_finish(a, keyspace_diff_read(a), ks, o, first_replies);
 }
 
 /// The databases INFO keyspace (`keyspace_info`, its text) lists ("db<N>:keys=..."), database 0

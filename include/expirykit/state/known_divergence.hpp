@@ -43,6 +43,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -276,12 +277,22 @@ inline StateSide server_state_side(resp::Client& c, const model::Keyspace& spec,
   return defect_ok ? StateSide::defect : StateSide::spec;
 }
 
+/// `side` itself, or the connection it returns when it is a callable that returns one (a getter
+/// called only when a read is due: Twin::side() completes what was sent ahead first).
+template <class Side>
+resp::Client& connection(Side&& side) {
+  if constexpr (std::is_invocable_r_v<resp::Client&, Side&>)
+    return side();
+  else
+    return side;
+}
 }  // namespace detail
 
 /// Decides a step against the known issues of `server` (see the file comment). `s` is the step
 /// as the spec attempts left it (s.model_at_ms: the millisecond of its outcome), `ks` the twin's
 /// model state that `rerun` updates, `side` a connection to the same server that tracks nothing
-/// (Twin::side()). `rerun(d, at)` must restore the model state from before the step, run the
+/// (Twin::side()), or a callable that returns one, called only when the state is read back.
+/// `rerun(d, at)` must restore the model state from before the step, run the
 /// step against dialect `d` at server time `at` (Unix ms), and fill `s` as Twin::run does
 /// (model reply, events, invalidations, diffs, ok). A covered server has all its known defects at
 /// once, so the step is replayed with every replayable row's defect on (a transaction may meet
@@ -299,9 +310,9 @@ inline StateSide server_state_side(resp::Client& c, const model::Keyspace& spec,
 /// leaves the same state and counters keeps its outcome without the two reruns (the same
 /// outcome: the spec's at s.model_at_ms). Throws what `rerun`, `probe`, `side` or
 /// `counters_match` throw.
-template <class Rerun>
+template <class Rerun, class Side>
 void settle_known_divergence(
-    const server::Identity& server, const model::Dialect& spec, Step& s, const model::Keyspace& ks, resp::Client& side,
+    const server::Identity& server, const model::Dialect& spec, Step& s, const model::Keyspace& ks, Side&& side,
     int64_t max_window_ms, Rerun rerun,
     const std::function<std::optional<bool>(const model::Keyspace&)>& counters_match = {}, int64_t from_ms = 0,
     const std::function<std::pair<bool, model::Keyspace>(const model::Dialect&, int64_t)>& probe = {}) {
@@ -369,7 +380,7 @@ void settle_known_divergence(
       return;
     }
     const auto side_of =
-        detail::server_state_side(side, spec_state, ks, std::max<int64_t>(0, s.after_ms - s.before_ms));
+        detail::server_state_side(detail::connection(side), spec_state, ks, std::max<int64_t>(0, s.after_ms - s.before_ms));
     if (side_of == detail::StateSide::neither) {
       rerun(spec, at);  // compare_state() reports what the server holds
       return;

@@ -230,6 +230,9 @@ class Twin {
   /// server (both forget every tracked key: CLIENT TRACKING in valkey.io/topics/
   /// client-side-caching), for about a third of the server's time on Redis 8.0.6 (FLUSHALL SYNC
   /// 104 us, FLUSHDB SYNC 38 us on an empty server, INFO commandstats; bench/RESULTS.md 9.10).
+  /// The flush goes inside MULTI ... EXEC, where Redis 7.4 and later run it at once rather than
+  /// in their lazyfree thread (state/detail/sequence_ends.hpp). Throws std::runtime_error when the
+  /// server refuses it (an ACL rule, say), resp::ConnectionError when the connection breaks.
   void flushall() { flush({}, false); }
   /// flushall() for the next sequence of a property (property::run_sequence): when observing
   /// events and `event_flags` is not empty, notify-keyspace-events switched to it first
@@ -305,9 +308,10 @@ class Twin {
   std::vector<Step> run_all(const std::vector<Argv>& cmds, bool stop_at_first = true, std::size_t max_run = 64);
   /// What run_all() did since the twin was made: runs sent (round trips), the commands in them,
   /// commands it sent alone (run()), steps whose millisecond it had to choose without a read-back
-  /// (choice points), the other milliseconds it tried for them, and the choices it changed.
+  /// (choice points), the other milliseconds it tried for them, the choices it changed, and
+  /// the compare_all() pipelines it sent ahead that compare_all() used (compare_all_follows()).
   struct RunStats {
-    std::uint64_t runs = 0, run_commands = 0, alone = 0, choice_points = 0, tried = 0, changed = 0;
+    std::uint64_t runs = 0, run_commands = 0, alone = 0, choice_points = 0, tried = 0, changed = 0, compares_ahead = 0;
   };
   const RunStats& run_stats() const { return run_stats_; }
 
@@ -353,6 +357,7 @@ class Twin {
   /// server while the twin observes tracking should poll over it.
   resp::Client& side() {
     finish_begin();  // its reads come after a begin_sequence() sent ahead
+    drop_compare_ahead();  // and after compare_all()'s, sent ahead by run_all()
     auto& side = sides_[c_->address()];
     if (!side.c || !side.c->connected())
       side = Side{std::make_unique<resp::Client>(c_->host(), c_->port()), false, std::nullopt};
@@ -428,6 +433,17 @@ class Twin {
   /// or keys only the server holds, take a second round trip). What property::run_sequence checks
   /// after a sequence's last command. Throws what resp::Client throws.
   std::vector<std::string> compare_all();
+  /// Says that compare_all() comes right after the next run_all() (property::run_sequence says
+  /// so): when that run_all()'s last command ends a pipelined run, compare_all()'s pipeline goes
+  /// on the read-back connection as soon as that run's replies are in, planned from the model as
+  /// the run's commands leave it at the run's last TIME (the speculation that cut the run:
+  /// state/detail/pipeline.hpp), so the server reads while the client checks the run. The next
+  /// compare_all() judges those replies against the model after the checks when nothing else was
+  /// sent on the twin's or the read-back connection since (a check that read the server back, a
+  /// DISCARD, ...: else they are read and dropped, and it reads afresh), reading again the keys
+  /// it would plan other reads for; the reads and the server they meet are those it would send
+  /// itself, one client check earlier. A flush drops them. The next run_all() takes the word.
+  void compare_all_follows() { compare_all_follows_ = true; }
 
   /// The recorded steps as a script replayable with valkey-cli / redis-cli, each command
   /// followed by comment lines with the server's and the model's replies (state/history.hpp).
@@ -447,6 +463,32 @@ class Twin {
 
   /// The background comparison up to the markers `token` (sent already).
   std::vector<std::string> background_until(const std::string& token);
+
+  /// compare_all()'s pipeline sent on the read-back connection, its replies not yet read.
+  struct CompareAhead {
+    resp::Client* c = nullptr;           ///< the twin's connection then
+    std::uint64_t c_sent = 0, side_sent = 0;  ///< commands_appended() of both right after it went
+    std::string token;                   ///< its background markers' token
+    std::vector<Argv> markers;           ///< those markers
+    std::size_t counters_at = 0, keyspace_at = 0;  ///< replies to INFO stats and INFO keyspace
+    bool counters = false;               ///< the INFO counters were read
+    DiffAhead diff;
+  };
+  /// Sends compare_all()'s pipeline, its reads planned from `plan` at `estimate_ms` (Unix ms).
+  CompareAhead send_compare_all(const model::Keyspace& plan, int64_t estimate_ms);
+  /// compare_all()'s lines from what `a` read (`r`: its replies).
+  std::vector<std::string> finish_compare_all(const CompareAhead& a, const std::vector<Reply>& r);
+  /// A compare_all() pipeline sent ahead by run_all() (compare_all_follows()), not yet used.
+  std::optional<CompareAhead> compare_ahead_;
+  bool compare_all_follows_ = false;  ///< compare_all_follows() said so for the next run_all()
+  /// Reads the replies of compare_ahead_ (the read-back connection is then in step again) and
+  /// forgets it. Throws what resp::Client throws.
+  void drop_compare_ahead() {
+    if (!compare_ahead_) return;
+    const CompareAhead a = std::move(*compare_ahead_);
+    compare_ahead_.reset();
+    (void)keyspace_diff_read(a.diff);
+  }
 
 
   /// flushall() with `before` sent ahead of the FLUSHALL (or FLUSHDB), and the counters' base read after it
@@ -540,7 +582,9 @@ class Twin {
   void restore(const ModelSide& m);
 
   /// One pipelined run of run_all (state/detail/run_all.hpp).
-  std::vector<Step> run_chunk(const std::vector<Argv>& cmds, bool stop_at_first);
+  /// `compare_plan`: send compare_all()'s pipeline planned from it right after the run's replies
+  /// (compare_all_follows()).
+  std::vector<Step> run_chunk(const std::vector<Argv>& cmds, bool stop_at_first, const model::Keyspace* compare_plan = nullptr);
 
   /// A step whose command is outside the model (`e`): with Options::adopt_unmodelled, the keys
   /// its commands name (an EXEC's: every command the server queued) are re-read into the model

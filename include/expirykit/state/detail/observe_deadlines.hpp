@@ -90,7 +90,7 @@ void shift_batch(Trial& t, const ModelCommand& mc, const KeyDeadlines& before, S
   if (!(s.ok && t.window() && mc.batch)) return;
   std::optional<int64_t> shift;
   for (const auto& [k, b] : before)
-    if (!shift) shift = server_deadline_shift(side(), ks, k, b, s);
+    if (!shift) shift = server_deadline_shift(side, ks, k, b, s);
   if (!(shift && *shift != 0 && s.model_at_ms + *shift >= s.before_ms && s.model_at_ms + *shift <= s.after_ms)) return;
   const model::Keyspace kept = ks;
   const Step kept_step = s;
@@ -115,7 +115,7 @@ template <class Side>
 void adopt_deadlines(const KeyDeadlines& before, Side&& side, model::Keyspace& ks, const Step& s,
                      int64_t tolerance_ms) {
   if (!s.ok) return;
-  for (const auto& [k, b] : before) adopt_server_deadlines(side(), ks, k, b, s, tolerance_ms);
+  for (const auto& [k, b] : before) adopt_server_deadlines(side, ks, k, b, s, tolerance_ms);
 }
 
 }  // namespace expirykit::state::detail

@@ -48,7 +48,7 @@ void settle_known_issues(const TwinOptions& o, const model::Dialect& spec, Trial
                          int64_t from_ms = 0) {
   if (!o.server) return;
   settle_known_divergence(
-      *o.server, spec, s, ks, side(), max_window_ms, [&t](const model::Dialect& d, int64_t at) { t.rerun(d, at); },
+      *o.server, spec, s, ks, side, max_window_ms, [&t](const model::Dialect& d, int64_t at) { t.rerun(d, at); },
       counters_match, from_ms, [&t](const model::Dialect& d, int64_t at) { return t.probe(d, at); });
 }
 

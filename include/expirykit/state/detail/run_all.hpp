@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -96,6 +97,10 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
       resolve(i, stale_.resolve(side(), ks_, cmds_in[i]));
     }
   if (!resolved.empty()) saw_server_time(stale_.waited_until_ms());  // a new template's wait moved the clock on
+  // compare_all_follows(): the pipeline of the compare_all() that follows goes right after the
+  // last run's replies, its reads planned from the speculative model after that run.
+  const bool compare_follows = std::exchange(compare_all_follows_, false);
+  std::optional<model::Keyspace> after_last;
   std::vector<Step> out;
   for (std::size_t i = 0; i < cmds_in.size();) {
     // A `RESTORE ... @dump:<src>` that starts a run (chunk_end ends the run before one) takes its
@@ -107,7 +112,7 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
     std::size_t end = i;
     if (!tx_) {
       end = detail::chunk_end(cmds, i, ks_, d_, opt_, server_time_estimate(), counters_.on(), dump_ref,
-                              std::max<std::size_t>(max_run, 1));
+                              std::max<std::size_t>(max_run, 1), compare_follows ? &after_last : nullptr);
     }
     if (end <= i + 1) {
       ++run_stats_.alone;
@@ -116,7 +121,7 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
     } else {
       auto steps = run_chunk(std::vector<Argv>(cmds.begin() + static_cast<std::ptrdiff_t>(i),
                                                cmds.begin() + static_cast<std::ptrdiff_t>(end)),
-                             stop_at_first);
+                             stop_at_first, after_last ? &*after_last : nullptr);
       out.insert(out.end(), std::make_move_iterator(steps.begin()), std::make_move_iterator(steps.end()));
       i = end;
     }
@@ -125,7 +130,7 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
   return out;
 }
 
-inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool stop_at_first) {
+inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool stop_at_first, const model::Keyspace* compare_plan) {
   using detail::Layout;
   std::vector<detail::ModelCommand> mcs;
   std::vector<Layout> ls;  // as send_chunk lays each out (a MULTI opens a transaction, EXEC / DISCARD closes it)
@@ -145,6 +150,8 @@ inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool sto
     saw_server_time(sent.after_ms);
     saw_reply(sent.reply);
   }
+  // The server reads for the compare_all() that follows while the client checks the run.
+  if (compare_plan && !sents.empty()) compare_ahead_ = send_compare_all(*compare_plan, sents.back().after_ms);
   std::size_t n = mcs.size();
   ++run_stats_.runs;
   run_stats_.run_commands += n;

@@ -4,7 +4,8 @@
 // event flags, the counters' base, the background markers in one pipeline on the twin's
 // connection) and
 // Twin::compare_all (background events, state and counters read in one pipeline over the
-// read-back connection: state/keyspace_diff.hpp, keyspace_diff_pipelined). What each promises
+// read-back connection: state/keyspace_diff.hpp, keyspace_diff_send and keyspace_diff_finish;
+// sent by run_all() ahead of its last run's checks when compare_all_follows()). What each promises
 // is said at its declaration in state/twin.hpp; bench/RESULTS.md 9.4 says what they saved.
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <iterator>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -87,25 +89,55 @@ inline bool Twin::persistence_off() {
   return *known;
 }
 
-inline std::vector<std::string> Twin::compare_all() {
+inline Twin::CompareAhead Twin::send_compare_all(const model::Keyspace& plan, int64_t estimate_ms) {
   resp::Client& s = side();
-  const std::string token = "bg" + std::to_string(++marker_seq_);
-  std::vector<Argv> first = listeners_.background_markers(token);
-  const std::size_t at = first.size();
-  if (counters_.on())
-    for (auto& a : observe::Counters::requests()) first.push_back(std::move(a));
-  const std::size_t keyspace_at = first.size();  // which databases hold keys: the others compared too
+  CompareAhead a;
+  a.c = c_;
+  a.token = "bg" + std::to_string(++marker_seq_);
+  a.markers = listeners_.background_markers(a.token);
+  std::vector<Argv> first = a.markers;
+  a.counters_at = first.size();
+  a.counters = counters_.on();
+  if (a.counters)
+    for (auto& x : observe::Counters::requests()) first.push_back(std::move(x));
+  a.keyspace_at = first.size();  // which databases hold keys: the others compared too
   first.push_back({"INFO", "keyspace"});
+  a.diff = keyspace_diff_send(s, plan, estimate_ms, diff_options({}), std::move(first));
+  a.c_sent = c_->commands_appended();
+  a.side_sent = s.commands_appended();
+  return a;
+}
+
+inline std::vector<std::string> Twin::finish_compare_all(const CompareAhead& a, const std::vector<Reply>& replies) {
   std::vector<Reply> r;
-  auto state = keyspace_diff_pipelined(s, ks_, server_time_estimate(), diff_options({}), std::move(first), r);
-  auto out = background_until(token);
+  auto state = keyspace_diff_finish(a.diff, replies, ks_, diff_options({}), r);
+  auto out = background_until(a.token);
   out.insert(out.end(), std::make_move_iterator(state.begin()), std::make_move_iterator(state.end()));
-  for (auto& d : compare_other_dbs(r[keyspace_at])) out.push_back(std::move(d));
-  if (counters_.on()) {
-    const auto server = observe::Counters::parse(r[at], r[at + 1], d_, 0, s.address());
+  for (auto& d : compare_other_dbs(r[a.keyspace_at])) out.push_back(std::move(d));
+  if (a.counters) {
+    const auto server = observe::Counters::parse(r[a.counters_at], r[a.counters_at + 1], d_, 0, a.diff.side->address());
     for (auto& d : counters_.compare_with(server, d_, ks_)) out.push_back(std::move(d));
   }
   return out;
+}
+
+inline std::vector<std::string> Twin::compare_all() {
+  finish_begin();
+  if (compare_ahead_) {  // sent by run_all() (compare_all_follows()): used when nothing went out since
+    const CompareAhead a = std::move(*compare_ahead_);
+    compare_ahead_.reset();
+    const auto s = sides_.find(c_->address());
+    const bool same = a.c == c_ && c_->commands_appended() == a.c_sent && s != sides_.end() && s->second.c.get() == a.diff.side &&
+                      a.diff.side->commands_appended() == a.side_sent && a.counters == counters_.on() &&
+                      a.markers == listeners_.background_markers(a.token);
+    const std::vector<Reply> r = keyspace_diff_read(a.diff);
+    if (same) {
+      ++run_stats_.compares_ahead;
+      return finish_compare_all(a, r);
+    }
+  }
+  const CompareAhead a = send_compare_all(ks_, server_time_estimate());
+  return finish_compare_all(a, keyspace_diff_read(a.diff));
 }
 
 inline Twin::PendingFlush Twin::flush_send(std::vector<Argv> before, bool rebase, bool all_dbs) {
@@ -113,6 +145,7 @@ inline Twin::PendingFlush Twin::flush_send(std::vector<Argv> before, bool rebase
   // Right after a compare_all() that saw keys in database 0 only: FLUSHDB (flushall()'s doc).
   const bool db0_only = !all_dbs && db0_only_at_seq_ != 0 && db0_only_at_seq_ == marker_seq_;
   db0_only_at_seq_ = 0;
+  drop_compare_ahead();  // a compare_all() run_all() sent ahead, not used
   if (tx_) {
     (*c_)("DISCARD");
     tx_.reset();
@@ -129,12 +162,18 @@ inline Twin::PendingFlush Twin::flush_send(std::vector<Argv> before, bool rebase
   inflight_run_.clear();
   hlen_unknown_.clear();
   const std::size_t n_before = before.size();
+  // In a transaction: Redis 7.4 and later run a FLUSHALL / FLUSHDB SYNC sent alone in their
+  // lazyfree thread, the client blocked until it is done (flushCommandCommon in Redis's
+  // src/db.c), and inside MULTI at once (CLIENT_AVOID_BLOCKING_ASYNC_FLUSH): the same empty
+  // keyspace without the wake-ups, about 30 us less a flush on Redis 8.0.6 (bench/RESULTS.md 9.11).
+  before.push_back({"MULTI"});
   before.push_back({db0_only ? "FLUSHDB" : "FLUSHALL", "SYNC"});
+  before.push_back({"EXEC"});  // its reply at n_before + 2
   if (rebase)
     for (auto& a : observe::Counters::requests()) before.push_back(std::move(a));  // INFO stats, INFO keyspace
   std::optional<std::size_t> keyspace_at;  // FLUSHDB: the INFO keyspace that confirms no database holds a key
   if (db0_only) {
-    keyspace_at = rebase ? n_before + 2 : before.size();
+    keyspace_at = rebase ? n_before + 4 : before.size();
     if (!rebase) before.push_back({"INFO", "keyspace"});
   }
   const std::string token = "bg" + std::to_string(++marker_seq_);
@@ -149,13 +188,24 @@ inline std::vector<Reply> Twin::flush_finish(const PendingFlush& p) {
   r.reserve(p.replies);
   for (std::size_t i = 0; i < p.replies; ++i) r.push_back(p.c->read());
   background_until(p.token);  // what came before is forgotten
+  const Reply& exec = r[p.n_before + 2];
+  if (exec.is_nil()) {  // a WATCH sent around the twin saw its key change (EXEC has dropped it)
+    (void)flush_finish(flush_send({}, p.rebase, true));
+    return r;
+  }
+  // A MULTI refused (a proxy without transactions, say) ran the flush at once: its own OK.
+  const bool flushed = r[p.n_before] == Reply::ok() ? exec.is_array() && exec.size() == 1 && exec[0] == Reply::ok()
+                                                    : r[p.n_before + 1] == Reply::ok();
+  if (!flushed)
+    throw std::runtime_error(p.c->address() + ": MULTI, FLUSHALL (or FLUSHDB) SYNC, EXEC answered " + exec.oneline() +
+                             " (MULTI: " + r[p.n_before].oneline() + ", the flush: " + r[p.n_before + 1].oneline() + ")");
   if (const Reply* info = p.keyspace_at ? &r[*p.keyspace_at] : nullptr;
       info && (!info->is_string() || !dbs_listed(info->str()).empty())) {
     (void)flush_finish(flush_send({}, p.rebase, true));  // a key left somewhere (sent behind the twin's back)
     return r;
   }
   if (p.rebase)
-    counters_.start_from(observe::Counters::parse(r[p.n_before + 1], r[p.n_before + 2], d_, 0, p.c->address()), ks_);
+    counters_.start_from(observe::Counters::parse(r[p.n_before + 3], r[p.n_before + 4], d_, 0, p.c->address()), ks_);
   return r;
 }
 
