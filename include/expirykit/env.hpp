@@ -92,6 +92,13 @@ inline constexpr Variable variables[] = {
      "hold (the fixtures' first line says it is on, replay lines keep it; a property with a time budget checks fewer "
      "sequences)",
      "resp/client.hpp, catch2/fixture.hpp"},
+    {"EXPIRYKIT_READ_SPIN_US", Readers::headers, "microseconds, 0 to 100000 (0: never)", "`300`",
+     "how long every connection the kit opens (`resp::Client`, not over TLS) polls its socket for the reply it waits "
+     "for, yielding the processor between polls, before it sleeps in the kernel: on a virtual machine the kernel's "
+     "wake-up costs more than a small command (a PING round trip 75-140 us asleep, about 30 us polling on the 2-core "
+     "machine of bench/RESULTS.md 9.11); after 8 polls in a row that ran out, a connection blocks at once for its next "
+     "64 reads; `0` for a machine where every core is busy or a CPU quota that polling would use up",
+     "resp/client.hpp"},
     {"EXPIRYKIT_PROP_SCALE", Readers::headers, "a number > 0", "`1`", "multiplies property rounds and time budgets",
      "property/property.hpp, property/durable_property.hpp, ci/conformance"},
     {"EXPIRYKIT_PROP_SECONDS", Readers::headers, "seconds, a number >= 0", "each property's own x `EXPIRYKIT_PROP_SCALE`",

@@ -19,6 +19,7 @@
 #include <sched.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <concepts>
@@ -211,9 +212,14 @@ class Client {
   /// sched_yield(), over and over) before it blocks in the kernel: the reply is then read as it
   /// lands instead of after the kernel wakes the reader, which on a virtual machine costs more
   /// than a small command (bench/RESULTS.md 9.11); the processor is given up to anything else
-  /// runnable between polls. 0: blocks at once. Starts as EXPIRYKIT_READ_SPIN_US (config.hpp;
+  /// runnable between polls. 0: blocks at once. After 8 polls in a row that ran out, the next 64
+  /// reads block at once (replies slower than the spin: a loaded machine, a long command).
+  /// read_for() polls no longer than its timeout. Starts as EXPIRYKIT_READ_SPIN_US (config.hpp;
   /// unset: 300 us). Not on TLS connections (the TLS layer buffers what the socket delivered).
-  void set_read_spin(std::chrono::microseconds d) { spin_ = d; }
+  void set_read_spin(std::chrono::microseconds d) {
+    spin_ = d;
+    spin_misses_ = spin_pause_ = 0;
+  }
   std::chrono::microseconds read_spin() const { return spin_; }
 
   /// HELLO `protocol` (2 or 3) on this connection: later replies arrive in that protocol
@@ -346,7 +352,7 @@ class Client {
         std::unique_ptr<void, detail::ReplyFree> guard(raw);
         return detail::from_hiredis(static_cast<redisReply*>(raw));
       }
-      if (spin_until_readable()) {
+      if (spin_until_readable(deadline)) {
         if (redisBufferRead(ctx_.get()) != REDIS_OK) fail("read failed");
         continue;
       }
@@ -369,17 +375,32 @@ class Client {
       if (redisBufferWrite(ctx_.get(), &done) != REDIS_OK) fail("write failed");
   }
   /// set_read_spin(): polls the socket until it has bytes (or an end or error: the read reports
-  /// it), for at most spin_, when hiredis holds nothing unparsed; sends what append() queued
-  /// first. Returns whether the socket became readable while polling.
-  bool spin_until_readable() {
+  /// it), for at most spin_ and not past `deadline`, when hiredis holds nothing unparsed; sends
+  /// what append() queued first. Returns whether the socket became readable while polling. After
+  /// 8 polls in a row that ran out (replies slower than the spin: a loaded machine, a long
+  /// command), the next 64 reads block at once, so a slow phase costs little processor time.
+  bool spin_until_readable(std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
     if (spin_.count() <= 0 || tls_ || ctx_->reader->pos < ctx_->reader->len) return false;
+    if (spin_pause_ > 0) {
+      --spin_pause_;
+      return false;
+    }
     flush();
-    const auto until = std::chrono::steady_clock::now() + spin_;
+    const auto until = std::min(deadline, std::chrono::steady_clock::now() + spin_);
     for (;;) {
       char byte = 0;
-      if (::recv(ctx_->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) >= 0) return true;
-      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) return true;
-      if (std::chrono::steady_clock::now() >= until) return false;
+      if (::recv(ctx_->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT) >= 0 ||
+          (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        spin_misses_ = 0;
+        return true;
+      }
+      if (std::chrono::steady_clock::now() >= until) {
+        if (++spin_misses_ >= 8) {
+          spin_misses_ = 0;
+          spin_pause_ = 64;
+        }
+        return false;
+      }
       sched_yield();
     }
   }
@@ -408,6 +429,7 @@ class Client {
   std::unique_ptr<redisContext, detail::ContextFree> ctx_;
   std::chrono::milliseconds delay_{0};
   std::chrono::microseconds spin_{0};  // set_read_spin()
+  int spin_misses_ = 0, spin_pause_ = 0;  // spin_until_readable(): polls in a row that ran out, reads left to block at once
   bool unsent_ = false;  // append() queued something read() has not sent yet
   std::uint64_t appended_ = 0;  // commands_appended()
   int protocol_ = 2;

@@ -355,6 +355,8 @@ class Twin {
   /// The read-back connection (same server, opened on first use): its reads never register
   /// keys for the tracked connection nor change what a test observes on it. Tests polling the
   /// server while the twin observes tracking should poll over it.
+  /// (A reference kept across a run_all() after compare_all_follows() would read that run_all()'s
+  /// read-back replies: ask side() again.)
   resp::Client& side() {
     finish_begin();  // its reads come after a begin_sequence() sent ahead
     drop_compare_ahead();  // and after compare_all()'s, sent ahead by run_all()
@@ -435,14 +437,16 @@ class Twin {
   std::vector<std::string> compare_all();
   /// Says that compare_all() comes right after the next run_all() (property::run_sequence says
   /// so): when that run_all()'s last command ends a pipelined run, compare_all()'s pipeline goes
-  /// on the read-back connection as soon as that run's replies are in, planned from the model as
-  /// the run's commands leave it at the run's last TIME (the speculation that cut the run:
-  /// state/detail/pipeline.hpp), so the server reads while the client checks the run. The next
-  /// compare_all() judges those replies against the model after the checks when nothing else was
-  /// sent on the twin's or the read-back connection since (a check that read the server back, a
-  /// DISCARD, ...: else they are read and dropped, and it reads afresh), reading again the keys
-  /// it would plan other reads for; the reads and the server they meet are those it would send
-  /// itself, one client check earlier. A flush drops them. The next run_all() takes the word.
+  /// on the read-back connection as soon as that run's replies are in, its reads planned from the
+  /// speculative model after the run's commands (the one that cut the run, at the time estimated
+  /// before it: state/detail/pipeline.hpp), so the server reads while the client checks the run.
+  /// The next compare_all() judges those replies against the model after the checks when nothing
+  /// else was sent on the twin's or the read-back connection since (a check that read the server
+  /// back, a DISCARD, ...: else they are read and dropped, and it reads afresh), reading again the
+  /// keys it would plan other reads for; the reads and the server they meet are those it would
+  /// send itself, one client check earlier. A write from another connection between that
+  /// run_all() and compare_all() is not seen (property::run_sequence leaves no such gap). A flush
+  /// drops them. The next run_all() takes the word.
   void compare_all_follows() { compare_all_follows_ = true; }
 
   /// The recorded steps as a script replayable with valkey-cli / redis-cli, each command
@@ -482,12 +486,16 @@ class Twin {
   std::optional<CompareAhead> compare_ahead_;
   bool compare_all_follows_ = false;  ///< compare_all_follows() said so for the next run_all()
   /// Reads the replies of compare_ahead_ (the read-back connection is then in step again) and
-  /// forgets it. Throws what resp::Client throws.
+  /// forgets it. A connection that broke meanwhile (a server that died or restarted) is closed
+  /// by the read: side() and the next flush open another, as for any closed read-back.
   void drop_compare_ahead() {
     if (!compare_ahead_) return;
     const CompareAhead a = std::move(*compare_ahead_);
     compare_ahead_.reset();
-    (void)keyspace_diff_read(a.diff);
+    try {
+      (void)keyspace_diff_read(a.diff);
+    } catch (const resp::ConnectionError&) {
+    }
   }
 
 
