@@ -97,7 +97,7 @@ struct Config {
   /// EXPIRYKIT_READ_SPIN_US: microseconds a resp::Client polls its socket for a reply it waits
   /// for, yielding the processor between polls, before it sleeps in the kernel (0 to 100000; 0:
   /// never polls). A sleeping reader is woken by the kernel when the reply lands, which on this
-  /// kind of virtual machine costs more than the server's work (a PING round trip 75-140 us
+  /// kind of virtual machine costs more than the server's work (a PING round trip 90-140 us
   /// asleep, 30 us polling: bench/RESULTS.md 9.11).
   long long read_spin_us = 300;
 

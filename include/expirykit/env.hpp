@@ -95,9 +95,12 @@ inline constexpr Variable variables[] = {
     {"EXPIRYKIT_READ_SPIN_US", Readers::headers, "microseconds, 0 to 100000 (0: never)", "`300`",
      "how long every connection the kit opens (`resp::Client`, not over TLS) polls its socket for the reply it waits "
      "for, yielding the processor between polls, before it sleeps in the kernel: on a virtual machine the kernel's "
-     "wake-up costs more than a small command (a PING round trip 75-140 us asleep, about 30 us polling on the 2-core "
-     "machine of bench/RESULTS.md 9.11); after 8 polls in a row that ran out, a connection blocks at once for its next "
-     "64 reads; `0` for a machine where every core is busy or a CPU quota that polling would use up",
+     "wake-up costs more than a small command (a PING round trip 90-140 us asleep, about 30 us polling on the 2-core "
+     "machine of bench/RESULTS.md 9.11); after 8 reads in a row whose polling ran out, a connection blocks at once for "
+     "its next 64 reads; read by each connection as it opens (a bad value fails config(), which the fixtures call; "
+     "a program that never calls it gets the default), not in replay lines; `0` for a server on another host (a round "
+     "trip longer than the spin), a machine where every core is busy or a CPU quota that polling would use up; "
+     "`resp::Client::set_read_spin` for one connection",
      "resp/client.hpp"},
     {"EXPIRYKIT_PROP_SCALE", Readers::headers, "a number > 0", "`1`", "multiplies property rounds and time budgets",
      "property/property.hpp, property/durable_property.hpp, ci/conformance"},

@@ -12,6 +12,8 @@
 // registered for its address (resp/credentials.hpp); an address with TLS settings (resp/tls.hpp)
 // gets the TLS handshake before that. EXPIRYKIT_WIRE_DELAY_MS (or
 // set_reply_delay()) makes every round trip that much slower: a test run on a slow wire.
+// EXPIRYKIT_READ_SPIN_US (or set_read_spin()) is how long a read polls the socket for its reply
+// before it sleeps in the kernel (300 us unless set; not over TLS).
 #pragma once
 
 #include <hiredis/hiredis.h>
@@ -212,7 +214,7 @@ class Client {
   /// sched_yield(), over and over) before it blocks in the kernel: the reply is then read as it
   /// lands instead of after the kernel wakes the reader, which on a virtual machine costs more
   /// than a small command (bench/RESULTS.md 9.11); the processor is given up to anything else
-  /// runnable between polls. 0: blocks at once. After 8 polls in a row that ran out, the next 64
+  /// runnable between polls. 0 (or less): blocks at once. After 8 reads in a row whose polling ran out, the next 64
   /// reads block at once (replies slower than the spin: a loaded machine, a long command).
   /// read_for() polls no longer than its timeout. Starts as EXPIRYKIT_READ_SPIN_US (config.hpp;
   /// unset: 300 us). Not on TLS connections (the TLS layer buffers what the socket delivered).
@@ -377,7 +379,7 @@ class Client {
   /// set_read_spin(): polls the socket until it has bytes (or an end or error: the read reports
   /// it), for at most spin_ and not past `deadline`, when hiredis holds nothing unparsed; sends
   /// what append() queued first. Returns whether the socket became readable while polling. After
-  /// 8 polls in a row that ran out (replies slower than the spin: a loaded machine, a long
+  /// 8 reads in a row whose polling ran out (replies slower than the spin: a loaded machine, a long
   /// command), the next 64 reads block at once, so a slow phase costs little processor time.
   bool spin_until_readable(std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
     if (spin_.count() <= 0 || tls_ || ctx_->reader->pos < ctx_->reader->len) return false;
