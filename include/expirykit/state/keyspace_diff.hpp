@@ -208,7 +208,7 @@ struct DiffAhead {
   bool early = false;            ///< the reads were planned (else TIME and KEYS * only)
   int64_t estimate_ms = 0, margin_ms = 0;
   struct Planned {
-    detail::KeyReads reads;
+    detail::KeyReads reads;        ///< where its replies are (no entry: the judged model's is taken then)
     std::size_t from = 0, to = 0;  ///< its reads in `sent`
   };
   std::map<std::string, Planned> planned;
@@ -234,6 +234,7 @@ inline DiffAhead keyspace_diff_send(resp::Client& side, const model::Keyspace& p
         DiffAhead::Planned p;
         p.from = first.size();
         p.reads = detail::plan_key(first, k, e, o.check_encoding);
+        p.reads.e = nullptr;  // `plan` may be gone by keyspace_diff_finish (run_all's speculation is)
         p.to = first.size();
         a.planned.emplace(k, std::move(p));
       }
