@@ -118,6 +118,35 @@ TEST_CASE_METHOD(TwinFixture, "run_all: a RESTORE of a DUMP payload (@dump:) sta
   CHECK(t.run_stats().run_commands - before.run_commands == 5);
 }
 
+TEST_CASE_METHOD(TwinFixture, "run_all: the DUMP of a RESTORE ... @dump: goes as soon as the run before it is in",
+                 "[state][run_all]") {
+  auto& t = twin();
+  t.observe_events();
+  // Nothing read back while the first run (two commands: one alone goes by run()) is checked:
+  // its DUMP, sent with the run's replies in (detail::DumpAhead), is the payload.
+  t.flushall();
+  auto before = t.run_stats();
+  auto steps = t.run_all({{"HSET", "h", "a", "1"}, {"HSET", "h", "b", "2"}, {"RESTORE", "h2", "0", "@dump:h"}, {"HGETALL", "h2"}});
+  REQUIRE(steps.size() == 4);
+  check_all_ok(steps);
+  CHECK(steps[3].server.is_array());
+  CHECK(steps[3].server.size() == 4);
+  CHECK(t.run_stats().dumps_ahead == before.dumps_ahead + 1);
+  CHECK(t.compare_state().empty());
+  // The first run ends with a command outside the model whose keys are re-read over the read-back
+  // connection while it is checked: the DUMP sent ahead is dropped and DUMP sent again after.
+  t.flushall();
+  before = t.run_stats();
+  steps = t.run_all({{"HSET", "h", "a", "1", "b", "2"}, {"TOUCH", "h"}, {"RESTORE", "h2", "0", "@dump:h"}, {"HGETALL", "h2"}});
+  REQUIRE(steps.size() == 4);
+  check_all_ok(steps);
+  REQUIRE_FALSE(steps[1].unmodelled.empty());
+  CHECK(steps[3].server.size() == 4);
+  CHECK(t.run_stats().dumps_ahead == before.dumps_ahead);
+  CHECK(t.run_stats().runs == before.runs + 2);
+  CHECK(t.compare_state().empty());
+}
+
 TEST_CASE_METHOD(TwinFixture, "run_all: a RESTORE of a DUMP payload queued in a transaction gives run()'s verdicts",
                  "[state][run_all]") {
   auto& t = twin();

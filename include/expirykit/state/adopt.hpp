@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -26,9 +27,13 @@ using resp::Reply;
 /// server cannot say) are read back into the model as the server now holds them (type,
 /// value, live fields with deadlines, key TTL, encoding). Logically expired fields cannot be
 /// read by name: such keys are added to `hlen_unknown` (left out of the HLEN comparison).
-/// The model's pending events are dropped. Returns the keys. Throws what resp::Client throws.
-inline std::vector<std::string> adopt_from_server(resp::Client& side, model::Keyspace& ks, const Argv& argv,
-                                                std::set<std::string>& hlen_unknown) {
+/// The model's pending events are dropped. Returns the keys. Reads over the connection `side()`
+/// returns, called only when something is read (a command known to name no key reads nothing).
+/// Throws what resp::Client throws.
+template <class Side>
+  requires std::is_invocable_r_v<resp::Client&, Side&>
+std::vector<std::string> adopt_from_server(Side&& side_of, model::Keyspace& ks, const Argv& argv,
+                                           std::set<std::string>& hlen_unknown) {
   std::vector<std::string> keys;
   // A command the server says has no key arguments (DEBUG SLEEP 0.005, DEBUG SET-ACTIVE-EXPIRE 0:
   // the same arguments name the same keys) is remembered as such: no round trip the next time.
@@ -42,6 +47,7 @@ inline std::vector<std::string> adopt_from_server(resp::Client& side, model::Key
       return keys;
     }
   }
+  resp::Client& side = side_of();
   Argv getkeys{"COMMAND", "GETKEYS"};
   getkeys.insert(getkeys.end(), argv.begin(), argv.end());
   const Reply k = side.call(getkeys);
@@ -87,6 +93,11 @@ inline std::vector<std::string> adopt_from_server(resp::Client& side, model::Key
   }
   ks.take_events();
   return keys;
+}
+/// adopt_from_server() over `side` itself.
+inline std::vector<std::string> adopt_from_server(resp::Client& side, model::Keyspace& ks, const Argv& argv,
+                                                std::set<std::string>& hlen_unknown) {
+  return adopt_from_server([&side]() -> resp::Client& { return side; }, ks, argv, hlen_unknown);
 }
 
 /// Deadlines of `key` in the model: "" for the key's own TTL, else "f:<field>" per field (Unix ms).
@@ -178,19 +189,38 @@ inline void adopt_server_deadlines(resp::Client& side, model::Keyspace& ks, cons
 }
 
 /// Whether `argv`, a command outside the model, leaves every key and every INFO counter the
-/// model holds as they were: DEBUG SET-ACTIVE-EXPIRE 0|1, which only switches active expiry
-/// (debugCommand in Valkey's and Redis's src/debug.c), a cycle the model never runs itself. After
-/// it the twin re-bases no counter, and a pipelined run goes on (state/detail/pipeline.hpp).
+/// model holds as they were (debugCommand in Valkey's and Redis's src/debug.c):
+///  - DEBUG SET-ACTIVE-EXPIRE 0|1, which only switches active expiry, a cycle the model never
+///    runs itself;
+///  - DEBUG SLEEP <seconds>, which only holds the server's one thread (nanosleep) and names no
+///    key: time passes, as between any two commands, and the model reads each later command's
+///    own TIME window (the main property's sleep set-up: gen::setup_prefix).
+/// After it the twin re-bases no counter, and a pipelined run goes on (state/detail/pipeline.hpp).
 inline bool leaves_model_alone(const Argv& argv) {
-  return argv.size() == 3 && model::upper(argv[0]) == "DEBUG" && model::upper(argv[1]) == "SET-ACTIVE-EXPIRE";
+  if (argv.size() != 3 || model::upper(argv[0]) != "DEBUG") return false;
+  const std::string sub = model::upper(argv[1]);
+  return sub == "SET-ACTIVE-EXPIRE" || sub == "SLEEP";
+}
+
+/// The whole milliseconds a `DEBUG SLEEP <seconds>` holds the server for (0 for any other
+/// command, or seconds that do not parse as a number).
+inline int64_t debug_sleep_ms(const Argv& argv) {
+  if (argv.size() != 3 || model::upper(argv[0]) != "DEBUG" || model::upper(argv[1]) != "SLEEP") return 0;
+  char* end = nullptr;
+  const double s = std::strtod(argv[2].c_str(), &end);
+  if (end == argv[2].c_str() || *end != '\0' || !(s > 0) || s > 1e6) return 0;
+  return static_cast<int64_t>(s * 1000);
 }
 
 /// After commands outside the model (`cmds`: one command, or a batch holding one): every key they
 /// name re-read from the server into `ks` (adopt_from_server), and `tracking` told what is known:
 /// what they invalidated is not, so the keys they touched are no longer tracked; the keys they
-/// read are tracked now (model/tracking.hpp).
-inline void adopt_unmodelled(resp::Client& side, model::Keyspace& ks, const std::vector<Argv>& cmds,
-                             std::set<std::string>& hlen_unknown, model::TrackingModel& tracking) {
+/// read are tracked now (model/tracking.hpp). Reads over the connection `side()` returns, called
+/// only when something is read.
+template <class Side>
+  requires std::is_invocable_r_v<resp::Client&, Side&>
+void adopt_unmodelled(Side&& side, model::Keyspace& ks, const std::vector<Argv>& cmds,
+                      std::set<std::string>& hlen_unknown, model::TrackingModel& tracking) {
   std::vector<std::string> touched;
   for (const auto& c : cmds) {
     auto k = adopt_from_server(side, ks, c, hlen_unknown);
@@ -199,6 +229,11 @@ inline void adopt_unmodelled(resp::Client& side, model::Keyspace& ks, const std:
   for (const auto& k : touched) tracking.tracked.erase(k);
   for (const auto& c : cmds)
     for (const auto& k : model::TrackingModel::read_keys(c)) tracking.tracked.insert(k);
+}
+/// adopt_unmodelled() over `side` itself.
+inline void adopt_unmodelled(resp::Client& side, model::Keyspace& ks, const std::vector<Argv>& cmds,
+                             std::set<std::string>& hlen_unknown, model::TrackingModel& tracking) {
+  adopt_unmodelled([&side]() -> resp::Client& { return side; }, ks, cmds, hlen_unknown, tracking);
 }
 
 }  // namespace expirykit::state

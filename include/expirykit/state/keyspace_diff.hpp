@@ -20,6 +20,7 @@
 #include <exception>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -46,11 +47,11 @@ struct KeyspaceDiffOptions {
 
 /// The differences between the server behind `side` and the model `ks` at server time `now_ms`
 /// (Unix ms): one line per difference ("h: HLEN server 3, model 2"); empty means equal.
-/// `then`: a command sent last in the reads' pipeline (keyspace_diff_db's SELECT 0), its reply
-/// not looked at.
+/// `then`: a command sent last in the reads' pipeline (keyspace_diff_db's SELECT 0), `before`:
+/// one sent first (its SELECT <db>); their replies not looked at.
 inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::Keyspace& ks, int64_t now_ms,
                                               const KeyspaceDiffOptions& o, const resp::Reply* keys_read = nullptr,
-                                              const Argv* then = nullptr);
+                                              const Argv* then = nullptr, const Argv* before = nullptr);
 
 /// keyspace_diff() at the server's time now: TIME and KEYS * read in one round trip (the twin's
 /// compare_state: two round trips in all). Throws what resp::Client throws.
@@ -170,17 +171,19 @@ inline std::set<std::string> keys_compared(const model::Keyspace& ks, int64_t no
 /// (`keys_read`: the server's reply to KEYS *, when read already.)
 inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::Keyspace& ks, int64_t now_ms,
                                               const KeyspaceDiffOptions& o, const resp::Reply* keys_read,
-                                              const Argv* then) {
+                                              const Argv* then, const Argv* before) {
   const resp::Reply all = keys_read ? *keys_read : side("KEYS", "*");
   const std::set<std::string> keys = detail::keys_compared(ks, now_ms, o, all);
   // Every read of every key in one pipeline, planned from the model's side of each key (a read
   // the server's type makes pointless is sent anyway and its reply not looked at): two round
   // trips in all (KEYS, then this), whatever the number of keys.
   std::vector<Argv> reads;
+  if (before) reads.push_back(*before);  // the plans' indexes count it
   std::vector<detail::KeyReads> plans;
   for (const auto& key : keys) plans.push_back(detail::plan_key(reads, key, ks.peek(key, now_ms), o.check_encoding));
   if (then) reads.push_back(*then);
-  const std::vector<Reply> r = reads.empty() ? std::vector<Reply>{} : side.pipeline(reads);
+  // (With `before` and no key: nothing to read, and `before`, `then` would undo each other.)
+  const std::vector<Reply> r = reads.empty() || (before && keys.empty()) ? std::vector<Reply>{} : side.pipeline(reads);
   std::vector<std::string> diffs;
   std::size_t i = 0;
   for (const auto& key : keys) detail::judge_key(diffs, key, plans[i++], r, now_ms, o);
@@ -205,6 +208,7 @@ struct DiffAhead {
   resp::Client* side = nullptr;  ///< the connection it went on
   std::vector<Argv> sent;        ///< the caller's commands, TIME, KEYS * and the planned reads
   std::size_t first = 0;         ///< how many of `sent` are the caller's own (their replies come first)
+  int db = 0;                    ///< the database read (not 0: SELECT <db> after the caller's, SELECT 0 last)
   bool early = false;            ///< the reads were planned (else TIME and KEYS * only)
   int64_t estimate_ms = 0, margin_ms = 0;
   struct Planned {
@@ -217,14 +221,19 @@ struct DiffAhead {
 /// Sends keyspace_diff_pipelined()'s pipeline on `side` (`first`, TIME, KEYS * and, when every
 /// key of `plan` keeps its key TTL past `estimate_ms` + `margin_ms`, the reads of each key of
 /// `plan` at `estimate_ms`) without reading it; keyspace_diff_finish() reads and judges it, maybe
-/// against another model than `plan`. Throws what resp::Client throws.
+/// against another model than `plan`. `db` > 0: database `db` is read (SELECT <db> after
+/// `first`, SELECT 0 last; `plan` and the model judged hold its keys in database 0's place, as
+/// model::Keyspace::swap_db makes them). Throws what resp::Client throws.
 inline DiffAhead keyspace_diff_send(resp::Client& side, const model::Keyspace& plan, int64_t estimate_ms,
-                                    const KeyspaceDiffOptions& o, std::vector<Argv> first, int64_t margin_ms = 2000) {
+                                    const KeyspaceDiffOptions& o, std::vector<Argv> first, int64_t margin_ms = 2000,
+                                    int db = 0) {
   DiffAhead a;
   a.side = &side;
   a.first = first.size();
+  a.db = db;
   a.estimate_ms = estimate_ms;
   a.margin_ms = margin_ms;
+  if (db) first.push_back({"SELECT", std::to_string(db)});
   first.push_back({"TIME"});
   first.push_back({"KEYS", "*"});
   a.early = detail::reads_can_go_early(plan, estimate_ms, margin_ms, o);
@@ -238,6 +247,7 @@ inline DiffAhead keyspace_diff_send(resp::Client& side, const model::Keyspace& p
         p.to = first.size();
         a.planned.emplace(k, std::move(p));
       }
+  if (db) first.push_back({"SELECT", "0"});
   for (const auto& c : first) side.append(c);
   side.send();
   a.sent = std::move(first);
@@ -258,21 +268,25 @@ inline std::vector<Reply> keyspace_diff_read(const DiffAhead& a) {
 /// with the keys KEYS * lists that `a` did not plan, in a second round trip; so are all of them
 /// when `ks` holds a key TTL due within the margin (the reads then wait for the TIME, as in
 /// keyspace_diff()). The replies to the caller's commands go to `first_replies`. Throws what
-/// resp::Client throws.
+/// resp::Client throws, std::runtime_error when the server refused `a`'s SELECT.
 inline std::vector<std::string> keyspace_diff_finish(const DiffAhead& a, const std::vector<Reply>& r,
                                                      const model::Keyspace& ks, const KeyspaceDiffOptions& o,
                                                      std::vector<Reply>& first_replies) {
-  const std::size_t at = a.first;
-  first_replies.assign(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(at));
+  first_replies.assign(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(a.first));
+  const std::size_t at = a.first + (a.db ? 1 : 0);  // TIME
+  const Argv select{"SELECT", std::to_string(a.db)}, back{"SELECT", "0"};
+  if (a.db && !(r[a.first] == Reply::ok()))
+    throw std::runtime_error(a.side->address() + ": SELECT " + std::to_string(a.db) + " refused: " + r[a.first].to_string());
   const int64_t now = server::time_ms(r[at]);
   if (!a.early || !detail::reads_can_go_early(ks, a.estimate_ms, a.margin_ms, o))
-    return keyspace_diff(*a.side, ks, now, o, &r[at + 1]);
+    return keyspace_diff(*a.side, ks, now, o, &r[at + 1], a.db ? &back : nullptr, a.db ? &select : nullptr);
   // The model's keys at `now` are the planned ones unless `now` passed estimate + margin (a
   // stalled machine): a planned key the model holds no more at `now` is judged as absent there
   // (its TYPE reply, read before anything else of it, says whether the server still holds it).
   // The server's other keys are read in a second round trip.
   std::vector<std::string> diffs;
   std::vector<Argv> more, scratch;
+  if (a.db) more.push_back(select);  // the plans' indexes count it
   std::map<std::string, detail::KeyReads> extra;
   std::map<std::string, detail::KeyReads> from_first;
   const std::set<std::string> keys = detail::keys_compared(ks, now, o, r[at + 1]);
@@ -292,7 +306,8 @@ inline std::vector<std::string> keyspace_diff_finish(const DiffAhead& a, const s
     }
     extra.emplace(key, detail::plan_key(more, key, e, o.check_encoding));
   }
-  const std::vector<Reply> r2 = more.empty() ? std::vector<Reply>{} : a.side->pipeline(more);
+  if (a.db) more.push_back(back);
+  const std::vector<Reply> r2 = extra.empty() ? std::vector<Reply>{} : a.side->pipeline(more);
   for (const auto& key : keys) {
     if (const auto p = from_first.find(key); p != from_first.end())
       detail::judge_key(diffs, key, p->second, r, now, o);
@@ -350,15 +365,25 @@ inline std::set<int> other_dbs_to_compare(const model::Keyspace& ks, std::string
   return out;
 }
 
-/// keyspace_diff() of database `db` (> 0) against the model's database `db`, in two round trips:
-/// SELECT `db`, TIME and KEYS * on `side`, then the reads and SELECT 0; each line starts
-/// "db<N> ". HLEN is compared for every key (o.hlen_unknown names db 0's). Throws what
-/// resp::Client throws (std::runtime_error when the server refuses the SELECT).
+/// keyspace_diff() of database `db` (> 0) against the model's database `db`; each line starts
+/// "db<N> ". HLEN is compared for every key (o.hlen_unknown names db 0's). Without
+/// `estimate_ms`, in two round trips: SELECT `db`, TIME and KEYS * on `side`, then the reads and
+/// SELECT 0. With it (a server time no later than the server's now, Unix ms:
+/// Twin::server_time_estimate), in one when it can, as keyspace_diff_pipelined(): SELECT `db`,
+/// TIME, KEYS *, the reads of the keys the model's database `db` holds at the estimate, SELECT 0.
+/// Throws what resp::Client throws (std::runtime_error when the server refuses the SELECT).
 inline std::vector<std::string> keyspace_diff_db(resp::Client& side, const model::Keyspace& ks, int db,
-                                                 KeyspaceDiffOptions o) {
+                                                 KeyspaceDiffOptions o, std::optional<int64_t> estimate_ms = std::nullopt) {
   model::Keyspace view = ks;  // database `db` in db 0's place
   view.swap_db(0, db);
   o.hlen_unknown = nullptr;
+  if (estimate_ms) {
+    const DiffAhead a = keyspace_diff_send(side, view, *estimate_ms, o, {}, 2000, db);
+    std::vector<Reply> none;
+    auto out = keyspace_diff_finish(a, keyspace_diff_read(a), view, o, none);
+    for (auto& line : out) line = "db" + std::to_string(db) + " " + line;
+    return out;
+  }
   const std::vector<resp::Reply> r = side.pipeline({{"SELECT", std::to_string(db)}, {"TIME"}, {"KEYS", "*"}});
   if (!(r[0] == resp::Reply::ok())) {
     side("SELECT", "0");

@@ -309,9 +309,11 @@ class Twin {
   /// What run_all() did since the twin was made: runs sent (round trips), the commands in them,
   /// commands it sent alone (run()), steps whose millisecond it had to choose without a read-back
   /// (choice points), the other milliseconds it tried for them, the choices it changed, and
-  /// the compare_all() pipelines it sent ahead that compare_all() used (compare_all_follows()).
+  /// the compare_all() pipelines it sent ahead that compare_all() used (compare_all_follows()),
+  /// and the DUMPs of a `RESTORE ... @dump:` it sent ahead and used (state/detail/dump_ref.hpp).
   struct RunStats {
-    std::uint64_t runs = 0, run_commands = 0, alone = 0, choice_points = 0, tried = 0, changed = 0, compares_ahead = 0;
+    std::uint64_t runs = 0, run_commands = 0, alone = 0, choice_points = 0, tried = 0, changed = 0, compares_ahead = 0,
+                  dumps_ahead = 0;
   };
   const RunStats& run_stats() const { return run_stats_; }
 
@@ -337,9 +339,24 @@ class Twin {
     return crash_row(opt_.server, opt_.crash_servers, ks_, argv, history_.empty() ? 0 : history_.back().after_ms);
   }
 
-  /// See dump_ref (state/detail/dump_ref.hpp).
+  /// See dump_ref (state/detail/dump_ref.hpp); a DUMP run_all() sent ahead for it (DumpAhead)
+  /// is used when nothing went out since.
   Argv resolve_dump_ref(const Argv& a) {
     if (!detail::names_dump_ref(a, dump_ref)) return a;  // no reference: no read-back connection needed
+    if (dump_ahead_) {
+      const detail::DumpAhead d = std::move(*dump_ahead_);
+      dump_ahead_.reset();
+      const bool same = d.c == c_ && c_->commands_appended() == d.c_sent && d.side->commands_appended() == d.side_sent &&
+                        d.src == detail::dump_ref_source(a, dump_ref);
+      try {
+        const Reply p = d.side->read();
+        if (same) {
+          ++run_stats_.dumps_ahead;
+          return detail::with_dump_payload(p, ks_, a, dump_ref);
+        }
+      } catch (const resp::ConnectionError&) {  // side() opens another
+      }
+    }
     return detail::resolve_dump_ref(side(), ks_, a, dump_ref);
   }
   /// Makes the stale templates (state/stale_templates.hpp) the `RESTORE key ttl @stale:<fields>`
@@ -360,6 +377,7 @@ class Twin {
   resp::Client& side() {
     finish_begin();  // its reads come after a begin_sequence() sent ahead
     drop_compare_ahead();  // and after compare_all()'s, sent ahead by run_all()
+    drop_dump_ahead();     // and after a DUMP it sent ahead
     auto& side = sides_[c_->address()];
     if (!side.c || !side.c->connected())
       side = Side{std::make_unique<resp::Client>(c_->host(), c_->port()), false, std::nullopt};
@@ -497,6 +515,18 @@ class Twin {
     } catch (const resp::ConnectionError&) {
     }
   }
+  /// A DUMP run_all() sent ahead, not used (resolve_dump_ref): its reply read and forgotten, as
+  /// drop_compare_ahead() does.
+  std::optional<detail::DumpAhead> dump_ahead_;
+  void drop_dump_ahead() {
+    if (!dump_ahead_) return;
+    resp::Client* s = dump_ahead_->side;
+    dump_ahead_.reset();
+    try {
+      (void)s->read();
+    } catch (const resp::ConnectionError&) {
+    }
+  }
 
 
   /// flushall() with `before` sent ahead of the FLUSHALL (or FLUSHDB), and the counters' base read after it
@@ -592,7 +622,9 @@ class Twin {
   /// One pipelined run of run_all (state/detail/run_all.hpp).
   /// `compare_plan`: send compare_all()'s pipeline planned from it right after the run's replies
   /// (compare_all_follows()).
-  std::vector<Step> run_chunk(const std::vector<Argv>& cmds, bool stop_at_first, const model::Keyspace* compare_plan = nullptr);
+  /// `dump_next`: the key a `RESTORE ... @dump:` right after the run names; its DUMP goes ahead.
+  std::vector<Step> run_chunk(const std::vector<Argv>& cmds, bool stop_at_first, const model::Keyspace* compare_plan = nullptr,
+                              const std::string& dump_next = {});
 
   /// A step whose command is outside the model (`e`): with Options::adopt_unmodelled, the keys
   /// its commands name (an EXEC's: every command the server queued) are re-read into the model

@@ -68,7 +68,10 @@ inline void Twin::unmodelled(const detail::ModelCommand& mc, const model::Unmode
 
 inline void Twin::adopt(const std::vector<Argv>& cmds, Step& s) {
   if (!opt_.adopt_unmodelled) return;
-  adopt_unmodelled(side(), ks_, cmds, hlen_unknown_, tracking_model_);
+  // The read-back connection asked for only when a key is read: a keyless command (the main
+  // property's DEBUG SET-ACTIVE-EXPIRE 0 and DEBUG SLEEP) keeps a compare_all() sent ahead
+  // (compare_all_follows()).
+  adopt_unmodelled([this]() -> resp::Client& { return side(); }, ks_, cmds, hlen_unknown_, tracking_model_);
   if (counters_.on() && (cmds.empty() || !std::all_of(cmds.begin(), cmds.end(), leaves_model_alone)))
     observe_counters();
   s.ok = true;

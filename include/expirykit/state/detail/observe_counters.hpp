@@ -5,7 +5,7 @@
 // step asks them when only its counters tell a known issue's defect from the spec
 // (state/known_divergence.hpp, `counters_match`); after a command outside the model they are
 // re-based (its keys are re-read, its counts unknown), except after one that leaves the model
-// alone (state/adopt.hpp: DEBUG SET-ACTIVE-EXPIRE). Reads go over the read-back connection.
+// alone (state/adopt.hpp: DEBUG SET-ACTIVE-EXPIRE, DEBUG SLEEP). Reads go over the read-back connection.
 #pragma once
 
 #include <optional>

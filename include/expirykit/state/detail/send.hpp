@@ -89,9 +89,11 @@ inline std::size_t lay_out(std::vector<Argv>& cmds, const Listeners& listeners, 
 /// at the open transaction's MULTI (Unix ms): a queued command's window, and where an EXEC's or
 /// DISCARD's opens. `shared_start_ms`: laid out with `shares_start`, the previous command's
 /// closing TIME (Unix ms), which opens this one's window; what the listeners heard since the
-/// previous command's end markers is this one's.
+/// previous command's end markers is this one's; null otherwise. (A pointer, not a
+/// std::optional: GCC 12 at -O2 warns maybe-uninitialized on the optional, an -Werror build
+/// with RelWithDebInfo stopped there.)
 inline Sent read_sent(const std::vector<Reply>& r, std::size_t at, Layout l, int64_t tx_before_ms,
-                      Listeners& listeners, const std::string& n, std::optional<int64_t> shared_start_ms = std::nullopt) {
+                      Listeners& listeners, const std::string& n, const int64_t* shared_start_ms = nullptr) {
   using server::time_ms;
   Sent out;
   const std::size_t own = shared_start_ms ? 0 : 1;  // replies of its own before the command's: its first TIME

@@ -74,7 +74,7 @@ inline std::vector<std::string> Twin::compare_other_dbs(const Reply& keyspace_in
   std::vector<std::string> out;
   const auto dbs = other_dbs_to_compare(ks_, keyspace_info.is_string() ? keyspace_info.str() : std::string());
   for (int db : dbs)
-    for (auto& d : keyspace_diff_db(side(), ks_, db, diff_options({}))) out.push_back(std::move(d));
+    for (auto& d : keyspace_diff_db(side(), ks_, db, diff_options({}), server_time_estimate())) out.push_back(std::move(d));
   db0_only_at_seq_ = dbs.empty() && persistence_off() ? marker_seq_ : 0;
   return out;
 }
@@ -101,8 +101,10 @@ inline Twin::CompareAhead Twin::send_compare_all(const model::Keyspace& plan, in
   a.counters = counters_.on();
   if (a.counters)
     for (auto& x : observe::Counters::requests()) first.push_back(std::move(x));
-  a.keyspace_at = first.size();  // which databases hold keys: the others compared too
-  first.push_back({"INFO", "keyspace"});
+  // Which databases hold keys (the others are compared too): the counters' own INFO keyspace
+  // when they are read, else one of its own.
+  a.keyspace_at = a.counters ? a.counters_at + 1 : first.size();
+  if (!a.counters) first.push_back({"INFO", "keyspace"});
   a.diff = keyspace_diff_send(s, plan, estimate_ms, diff_options({}), std::move(first));
   a.c_sent = c_->commands_appended();
   a.side_sent = s.commands_appended();
@@ -148,6 +150,7 @@ inline Twin::PendingFlush Twin::flush_send(std::vector<Argv> before, bool rebase
   const bool db0_only = !all_dbs && db0_only_at_seq_ != 0 && db0_only_at_seq_ == marker_seq_;
   db0_only_at_seq_ = 0;
   drop_compare_ahead();  // a compare_all() run_all() sent ahead, not used
+  drop_dump_ahead();     // a DUMP it sent ahead, not used
   if (tx_) {
     (*c_)("DISCARD");
     tx_.reset();
