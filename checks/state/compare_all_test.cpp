@@ -267,6 +267,44 @@ TEST_CASE_METHOD(TwinFixture, "compare_state and compare_all compare every datab
   REQUIRE(c("FLUSHALL") == expirykit::resp::Reply::ok());
 }
 
+TEST_CASE_METHOD(TwinFixture, "compare_all compares other databases with the counters observed, and with a key TTL due soon there",
+                 "[state][compare_all]") {
+  // The counters' INFO keyspace is the one that names the databases holding keys; a key whose TTL
+  // is due within 2 s makes the reads of its database wait for the TIME (keyspace_diff with
+  // SELECT before and SELECT 0 after). A difference planted in db 1 is reported either way.
+  require_field_ttl();
+  auto& t = twin();
+  auto& c = client();
+  const auto plant = [&] {
+    REQUIRE(c("SELECT", "1") == expirykit::resp::Reply::ok());
+    REQUIRE(c("HPEXPIRE", "h", "200000", "FIELDS", "1", "a").is_array());  // behind the twin's back; no count changes
+    REQUIRE(c("SELECT", "0") == expirykit::resp::Reply::ok());
+  };
+  for (const bool soon : {false, true}) {
+    CAPTURE(soon);
+    if (!soon) t.observe_counters();
+    t.begin_sequence();
+    std::vector<Argv> cmds = {{"HSET", "h", "a", "1", "b", "2"}, {"HPEXPIRE", "h", "100000", "FIELDS", "1", "a"}, {"MOVE", "h", "1"}};
+    if (soon) {
+      cmds.push_back({"SET", "soon", "v", "PX", "2000"});
+      cmds.push_back({"MOVE", "soon", "1"});
+    }
+    for (const auto& s : t.run_all(cmds)) {
+      INFO(s.describe());
+      REQUIRE(s.ok);
+    }
+    CHECK(lines(t.compare_all()).empty());
+    plant();
+    const auto diffs = t.compare_all();
+    const std::string all = lines(diffs);
+    INFO(all);
+    CHECK(all.find("db1 h: HPEXPIRETIME") != std::string::npos);
+    CHECK(diffs.size() == 1);
+    CHECK(t.side()("DBSIZE") == expirykit::resp::Reply::integer(0));  // db 0 again: empty
+  }
+  REQUIRE(c("FLUSHALL") == expirykit::resp::Reply::ok());
+}
+
 namespace {
 long long calls_of(expirykit::resp::Client& c, const std::string& command) {
   const auto r = c("INFO", "commandstats");
@@ -457,16 +495,13 @@ TEST_CASE_METHOD(TwinFixture, "run_all: the sleep set-up is one run, and its key
   REQUIRE(client()("DEBUG", "SET-ACTIVE-EXPIRE", "1") == expirykit::resp::Reply::ok());
 }
 
-TEST_CASE("debug_sleep_ms: the whole milliseconds of a DEBUG SLEEP, 0 for anything else", "[state][run_all]") {
-  using expirykit::state::debug_sleep_ms;
-  CHECK(debug_sleep_ms({"DEBUG", "SLEEP", "0.002"}) == 2);
-  CHECK(debug_sleep_ms({"debug", "sleep", "1.5"}) == 1500);
-  CHECK(debug_sleep_ms({"DEBUG", "SLEEP", "0"}) == 0);
-  CHECK(debug_sleep_ms({"DEBUG", "SLEEP", "x"}) == 0);
-  CHECK(debug_sleep_ms({"DEBUG", "SLEEP", "-1"}) == 0);
-  CHECK(debug_sleep_ms({"DEBUG", "SET-ACTIVE-EXPIRE", "0"}) == 0);
-  CHECK(expirykit::state::leaves_model_alone({"DEBUG", "SLEEP", "0.002"}));
-  CHECK_FALSE(expirykit::state::leaves_model_alone({"DEBUG", "RELOAD"}));
+TEST_CASE("leaves_model_alone: DEBUG SET-ACTIVE-EXPIRE and DEBUG SLEEP, no other command", "[state][run_all]") {
+  using expirykit::state::leaves_model_alone;
+  CHECK(leaves_model_alone({"DEBUG", "SLEEP", "0.002"}));
+  CHECK(leaves_model_alone({"debug", "set-active-expire", "0"}));
+  CHECK_FALSE(leaves_model_alone({"DEBUG", "RELOAD"}));
+  CHECK_FALSE(leaves_model_alone({"DEBUG", "SLEEP"}));
+  CHECK_FALSE(leaves_model_alone({"TOUCH", "h"}));
 }
 
 TEST_CASE_METHOD(TwinFixture, "keyspace_diff_finish: keys planned from another model than the one judged are read again",

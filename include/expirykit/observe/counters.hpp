@@ -43,8 +43,10 @@ struct Counters {
     return parse(r[0], r[1], d, db, c.address());
   }
   /// The commands read() sends (INFO stats, INFO keyspace), for a caller that pipelines them
-  /// with its own; parse() reads their replies.
+  /// with its own; parse() reads their replies. The INFO keyspace is the one at
+  /// `keyspace_request` (a caller that also needs which databases hold keys reads it there).
   static std::vector<resp::Argv> requests() { return {{"INFO", "stats"}, {"INFO", "keyspace"}}; }
+  static constexpr std::size_t keyspace_request = 1;
   /// The counters in the replies to requests() from the server at `address` (for messages).
   /// Throws std::runtime_error like read().
   static Counters parse(const resp::Reply& stats_reply, const resp::Reply& keyspace_reply, const model::Dialect& d,

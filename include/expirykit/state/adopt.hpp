@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -200,16 +199,6 @@ inline bool leaves_model_alone(const Argv& argv) {
   if (argv.size() != 3 || model::upper(argv[0]) != "DEBUG") return false;
   const std::string sub = model::upper(argv[1]);
   return sub == "SET-ACTIVE-EXPIRE" || sub == "SLEEP";
-}
-
-/// The whole milliseconds a `DEBUG SLEEP <seconds>` holds the server for (0 for any other
-/// command, or seconds that do not parse as a number).
-inline int64_t debug_sleep_ms(const Argv& argv) {
-  if (argv.size() != 3 || model::upper(argv[0]) != "DEBUG" || model::upper(argv[1]) != "SLEEP") return 0;
-  char* end = nullptr;
-  const double s = std::strtod(argv[2].c_str(), &end);
-  if (end == argv[2].c_str() || *end != '\0' || !(s > 0) || s > 1e6) return 0;
-  return static_cast<int64_t>(s * 1000);
 }
 
 /// After commands outside the model (`cmds`: one command, or a batch holding one): every key they

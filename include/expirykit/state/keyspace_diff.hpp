@@ -184,6 +184,8 @@ inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::K
   if (then) reads.push_back(*then);
   // (With `before` and no key: nothing to read, and `before`, `then` would undo each other.)
   const std::vector<Reply> r = reads.empty() || (before && keys.empty()) ? std::vector<Reply>{} : side.pipeline(reads);
+  if (before && !r.empty() && model::upper((*before)[0]) == "SELECT" && !(r[0] == Reply::ok()))
+    throw std::runtime_error(side.address() + ": " + resp::cli_line(*before) + " refused: " + r[0].to_string());
   std::vector<std::string> diffs;
   std::size_t i = 0;
   for (const auto& key : keys) detail::judge_key(diffs, key, plans[i++], r, now_ms, o);
@@ -275,6 +277,8 @@ inline std::vector<std::string> keyspace_diff_finish(const DiffAhead& a, const s
   first_replies.assign(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(a.first));
   const std::size_t at = a.first + (a.db ? 1 : 0);  // TIME
   const Argv select{"SELECT", std::to_string(a.db)}, back{"SELECT", "0"};
+  // (A refused SELECT: the planned reads went to database 0, where a TYPE may have deleted a key
+  // past its key TTL lazily; the compare fails here anyway.)
   if (a.db && !(r[a.first] == Reply::ok()))
     throw std::runtime_error(a.side->address() + ": SELECT " + std::to_string(a.db) + " refused: " + r[a.first].to_string());
   const int64_t now = server::time_ms(r[at]);
@@ -308,6 +312,8 @@ inline std::vector<std::string> keyspace_diff_finish(const DiffAhead& a, const s
   }
   if (a.db) more.push_back(back);
   const std::vector<Reply> r2 = extra.empty() ? std::vector<Reply>{} : a.side->pipeline(more);
+  if (a.db && !r2.empty() && !(r2[0] == Reply::ok()))
+    throw std::runtime_error(a.side->address() + ": SELECT " + std::to_string(a.db) + " refused: " + r2[0].to_string());
   for (const auto& key : keys) {
     if (const auto p = from_first.find(key); p != from_first.end())
       detail::judge_key(diffs, key, p->second, r, now, o);

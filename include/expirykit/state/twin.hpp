@@ -348,7 +348,8 @@ class Twin {
       dump_ahead_.reset();
       const bool same = d.c == c_ && c_->commands_appended() == d.c_sent && d.side->commands_appended() == d.side_sent &&
                         d.src == detail::dump_ref_source(a, dump_ref);
-      try {
+      // (Still a read-back connection of the twin: side() and flushes read it before they replace one.)
+      if (std::any_of(sides_.begin(), sides_.end(), [&d](const auto& e) { return e.second.c.get() == d.side; })) try {
         const Reply p = d.side->read();
         if (same) {
           ++run_stats_.dumps_ahead;

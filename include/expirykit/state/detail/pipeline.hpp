@@ -29,10 +29,12 @@
 // command's window spans more than one millisecond and it is not the last of the run, its
 // deadlines cannot be read back right after it (state/detail/observe_deadlines.hpp); run_all
 // resolves it from the run's later observations and the state after the run instead. The
-// speculation also applies every command of a run at the one estimated time, moved on by each
-// DEBUG SLEEP's time (outside the model, it leaves the model alone: state/adopt.hpp): a field given
-// a TTL of a few ms earlier in the same run may expire on the server before a later command of
-// that run. (Crash rows and known issues are looked at one second later too, below.)
+// speculation also applies every command of a run at the one estimated time: a field given a TTL
+// of a few ms earlier in the same run (the main property's sleep set-up: 1 ms, then a DEBUG SLEEP,
+// which leaves the model alone and so does not end the run: state/adopt.hpp) may expire on the
+// server before a later command of that run. The estimate stays where it is (never later than
+// the server: a refused or cut-short sleep moves no clock); crash rows and known issues are
+// looked at one second later too, below.
 #pragma once
 
 #include <algorithm>
@@ -156,7 +158,6 @@ inline std::size_t chunk_end(const std::vector<Argv>& cmds, std::size_t i, const
       run_model(spec, d, mc, now_ms, false, no_tracking, scratch);
     } catch (const model::Unmodelled&) {
       if (!leaves_model_alone(a)) return j + 1;  // its keys are re-read right after it
-      now_ms += debug_sleep_ms(a);  // the commands after a DEBUG SLEEP run that much later, at least
       continue;
     }
     for (const auto* k : rows) {

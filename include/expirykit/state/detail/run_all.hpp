@@ -131,6 +131,7 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
     }
     if (stop_at_first && !out.empty() && !out.back().ok) break;
   }
+  drop_dump_ahead();  // one a failing step left unused: the read-back connection in step again
   return out;
 }
 

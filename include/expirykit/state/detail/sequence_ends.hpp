@@ -103,7 +103,7 @@ inline Twin::CompareAhead Twin::send_compare_all(const model::Keyspace& plan, in
     for (auto& x : observe::Counters::requests()) first.push_back(std::move(x));
   // Which databases hold keys (the others are compared too): the counters' own INFO keyspace
   // when they are read, else one of its own.
-  a.keyspace_at = a.counters ? a.counters_at + 1 : first.size();
+  a.keyspace_at = a.counters ? a.counters_at + observe::Counters::keyspace_request : first.size();
   if (!a.counters) first.push_back({"INFO", "keyspace"});
   a.diff = keyspace_diff_send(s, plan, estimate_ms, diff_options({}), std::move(first));
   a.c_sent = c_->commands_appended();
