@@ -341,25 +341,7 @@ class Twin {
 
   /// See dump_ref (state/detail/dump_ref.hpp); a DUMP run_all() sent ahead for it (DumpAhead)
   /// is used when nothing went out since.
-  Argv resolve_dump_ref(const Argv& a) {
-    if (!detail::names_dump_ref(a, dump_ref)) return a;  // no reference: no read-back connection needed
-    if (dump_ahead_) {
-      const detail::DumpAhead d = std::move(*dump_ahead_);
-      dump_ahead_.reset();
-      const bool same = d.c == c_ && c_->commands_appended() == d.c_sent && d.side->commands_appended() == d.side_sent &&
-                        d.src == detail::dump_ref_source(a, dump_ref);
-      // (Still a read-back connection of the twin: side() and flushes read it before they replace one.)
-      if (std::any_of(sides_.begin(), sides_.end(), [&d](const auto& e) { return e.second.c.get() == d.side; })) try {
-        const Reply p = d.side->read();
-        if (same) {
-          ++run_stats_.dumps_ahead;
-          return detail::with_dump_payload(p, ks_, a, dump_ref);
-        }
-      } catch (const resp::ConnectionError&) {  // side() opens another
-      }
-    }
-    return detail::resolve_dump_ref(side(), ks_, a, dump_ref);
-  }
+  Argv resolve_dump_ref(const Argv& a);
   /// Makes the stale templates (state/stale_templates.hpp) the `RESTORE key ttl @stale:<fields>`
   /// commands of `cmds` name, as run() would on first use, but all in one round trip: call it
   /// before flushall() and observe_counters() (property::run_sequence does) so that making them
@@ -507,28 +489,11 @@ class Twin {
   /// Reads the replies of compare_ahead_ (the read-back connection is then in step again) and
   /// forgets it. A connection that broke meanwhile (a server that died or restarted) is closed
   /// by the read: side() and the next flush open another, as for any closed read-back.
-  void drop_compare_ahead() {
-    if (!compare_ahead_) return;
-    const CompareAhead a = std::move(*compare_ahead_);
-    compare_ahead_.reset();
-    try {
-      (void)keyspace_diff_read(a.diff);
-    } catch (const resp::ConnectionError&) {
-    }
-  }
+  void drop_compare_ahead();
   /// A DUMP run_all() sent ahead, not used (resolve_dump_ref): its reply read and forgotten, as
   /// drop_compare_ahead() does.
   std::optional<detail::DumpAhead> dump_ahead_;
-  void drop_dump_ahead() {
-    if (!dump_ahead_) return;
-    resp::Client* s = dump_ahead_->side;
-    dump_ahead_.reset();
-    try {
-      (void)s->read();
-    } catch (const resp::ConnectionError&) {
-    }
-  }
-
+  void drop_dump_ahead();
 
   /// flushall() with `before` sent ahead of the FLUSHALL (or FLUSHDB), and the counters' base read after it
   /// when `rebase`, then the background markers, in one pipeline on the twin's connection;

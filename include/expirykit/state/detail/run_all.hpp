@@ -1,5 +1,6 @@
 // expirykit/state/detail/run_all.hpp (internal to state::Twin, included by state/twin.hpp):
-// Twin::run_all, run() of a whole sequence with its commands sent in pipelined runs.
+// Twin::run_all, run() of a whole sequence with its commands sent in pipelined runs, and the DUMP
+// a run sends ahead for the `RESTORE ... @dump:` after it (Twin::resolve_dump_ref, drop_dump_ahead).
 //
 // Each run (state/detail/pipeline.hpp: chunk_end, send_chunk) goes to the server in one round
 // trip; then each of its steps is checked as run() checks one (Twin::check), in order, from the
@@ -82,6 +83,36 @@ inline bool names_other_db(const std::vector<ModelCommand>& mcs, std::size_t fro
   return false;
 }
 }  // namespace detail
+
+inline Argv Twin::resolve_dump_ref(const Argv& a) {
+  if (!detail::names_dump_ref(a, dump_ref)) return a;  // no reference: no read-back connection needed
+  if (dump_ahead_) {
+    const detail::DumpAhead d = std::move(*dump_ahead_);
+    dump_ahead_.reset();
+    const bool same = d.c == c_ && c_->commands_appended() == d.c_sent && d.side->commands_appended() == d.side_sent &&
+                      d.src == detail::dump_ref_source(a, dump_ref);
+    // (Still a read-back connection of the twin: side() and flushes read it before they replace one.)
+    if (std::any_of(sides_.begin(), sides_.end(), [&d](const auto& e) { return e.second.c.get() == d.side; })) try {
+      const Reply p = d.side->read();
+      if (same) {
+        ++run_stats_.dumps_ahead;
+        return detail::with_dump_payload(p, ks_, a, dump_ref);
+      }
+    } catch (const resp::ConnectionError&) {  // side() opens another
+    }
+  }
+  return detail::resolve_dump_ref(side(), ks_, a, dump_ref);
+}
+
+inline void Twin::drop_dump_ahead() {
+  if (!dump_ahead_) return;
+  resp::Client* s = dump_ahead_->side;
+  dump_ahead_.reset();
+  try {
+    (void)s->read();
+  } catch (const resp::ConnectionError&) {
+  }
+}
 
 inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool stop_at_first, std::size_t max_run) {
   // compare_all_follows(): the pipeline of the compare_all() that follows goes right after the

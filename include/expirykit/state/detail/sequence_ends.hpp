@@ -124,6 +124,16 @@ inline std::vector<std::string> Twin::finish_compare_all(const CompareAhead& a, 
   return out;
 }
 
+inline void Twin::drop_compare_ahead() {
+  if (!compare_ahead_) return;
+  const CompareAhead a = std::move(*compare_ahead_);
+  compare_ahead_.reset();
+  try {
+    (void)keyspace_diff_read(a.diff);
+  } catch (const resp::ConnectionError&) {
+  }
+}
+
 inline std::vector<std::string> Twin::compare_all() {
   finish_begin();
   if (compare_ahead_) {  // sent by run_all() (compare_all_follows()): used when nothing went out since
