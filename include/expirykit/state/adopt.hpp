@@ -194,7 +194,9 @@ inline void adopt_server_deadlines(resp::Client& side, model::Keyspace& ks, cons
 ///  - DEBUG SLEEP <seconds>, which only holds the server's one thread (nanosleep) and names no
 ///    key: time passes, as between any two commands, and the model reads each later command's
 ///    own TIME window (the main property's sleep set-up: gen::setup_prefix).
-/// After it the twin re-bases no counter, and a pipelined run goes on (state/detail/pipeline.hpp).
+/// After it the twin re-bases no counter and reads nothing back; a pipelined run goes on past
+/// DEBUG SET-ACTIVE-EXPIRE and ends after DEBUG SLEEP, so that the next one is laid out from the
+/// server's time after the sleep (state/detail/pipeline.hpp).
 inline bool leaves_model_alone(const Argv& argv) {
   if (argv.size() != 3 || model::upper(argv[0]) != "DEBUG") return false;
   const std::string sub = model::upper(argv[1]);
