@@ -47,8 +47,9 @@ struct KeyspaceDiffOptions {
 
 /// The differences between the server behind `side` and the model `ks` at server time `now_ms`
 /// (Unix ms): one line per difference ("h: HLEN server 3, model 2"); empty means equal.
-/// `then`: a command sent last in the reads' pipeline (keyspace_diff_db's SELECT 0), `before`:
-/// one sent first (its SELECT <db>); their replies not looked at.
+/// `then`: a command sent last in the reads' pipeline (keyspace_diff_db's SELECT 0), its reply
+/// not looked at; `before`: one sent first (its SELECT <db>), whose reply must be OK (else
+/// std::runtime_error).
 inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::Keyspace& ks, int64_t now_ms,
                                               const KeyspaceDiffOptions& o, const resp::Reply* keys_read = nullptr,
                                               const Argv* then = nullptr, const Argv* before = nullptr);
@@ -61,6 +62,12 @@ inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::K
 }
 
 namespace detail {
+/// Throws std::runtime_error naming `side` and `cmd` (a SELECT of the reads) unless `reply` is OK.
+inline void require_ok(const resp::Client& side, const Argv& cmd, const resp::Reply& reply) {
+  if (!(reply == resp::Reply::ok()))
+    throw std::runtime_error(side.address() + ": " + resp::cli_line(cmd) + " refused: " + reply.to_string());
+}
+
 /// Where the replies to one key's reads are (indexes into the pipeline's replies), planned from
 /// the model's entry `e` of the key (nullptr: the model has no such key, TYPE only). What is read
 /// depends on the entry only (its type and stored fields), not on the time it is judged at.
@@ -184,8 +191,7 @@ inline std::vector<std::string> keyspace_diff(resp::Client& side, const model::K
   if (then) reads.push_back(*then);
   // (With `before` and no key: nothing to read, and `before`, `then` would undo each other.)
   const std::vector<Reply> r = reads.empty() || (before && keys.empty()) ? std::vector<Reply>{} : side.pipeline(reads);
-  if (before && !r.empty() && model::upper((*before)[0]) == "SELECT" && !(r[0] == Reply::ok()))
-    throw std::runtime_error(side.address() + ": " + resp::cli_line(*before) + " refused: " + r[0].to_string());
+  if (before && !r.empty()) detail::require_ok(side, *before, r[0]);
   std::vector<std::string> diffs;
   std::size_t i = 0;
   for (const auto& key : keys) detail::judge_key(diffs, key, plans[i++], r, now_ms, o);
@@ -279,8 +285,7 @@ inline std::vector<std::string> keyspace_diff_finish(const DiffAhead& a, const s
   const Argv select{"SELECT", std::to_string(a.db)}, back{"SELECT", "0"};
   // (A refused SELECT: the planned reads went to database 0, where a TYPE may have deleted a key
   // past its key TTL lazily; the compare fails here anyway.)
-  if (a.db && !(r[a.first] == Reply::ok()))
-    throw std::runtime_error(a.side->address() + ": SELECT " + std::to_string(a.db) + " refused: " + r[a.first].to_string());
+  if (a.db) detail::require_ok(*a.side, select, r[a.first]);
   const int64_t now = server::time_ms(r[at]);
   if (!a.early || !detail::reads_can_go_early(ks, a.estimate_ms, a.margin_ms, o))
     return keyspace_diff(*a.side, ks, now, o, &r[at + 1], a.db ? &back : nullptr, a.db ? &select : nullptr);
@@ -312,8 +317,7 @@ inline std::vector<std::string> keyspace_diff_finish(const DiffAhead& a, const s
   }
   if (a.db) more.push_back(back);
   const std::vector<Reply> r2 = extra.empty() ? std::vector<Reply>{} : a.side->pipeline(more);
-  if (a.db && !r2.empty() && !(r2[0] == Reply::ok()))
-    throw std::runtime_error(a.side->address() + ": SELECT " + std::to_string(a.db) + " refused: " + r2[0].to_string());
+  if (a.db && !r2.empty()) detail::require_ok(*a.side, select, r2[0]);
   for (const auto& key : keys) {
     if (const auto p = from_first.find(key); p != from_first.end())
       detail::judge_key(diffs, key, p->second, r, now, o);
@@ -391,10 +395,8 @@ inline std::vector<std::string> keyspace_diff_db(resp::Client& side, const model
     return out;
   }
   const std::vector<resp::Reply> r = side.pipeline({{"SELECT", std::to_string(db)}, {"TIME"}, {"KEYS", "*"}});
-  if (!(r[0] == resp::Reply::ok())) {
-    side("SELECT", "0");
-    throw std::runtime_error(side.address() + ": SELECT " + std::to_string(db) + " refused: " + r[0].to_string());
-  }
+  if (!(r[0] == resp::Reply::ok())) side("SELECT", "0");
+  detail::require_ok(side, {"SELECT", std::to_string(db)}, r[0]);
   const Argv back{"SELECT", "0"};
   auto out = keyspace_diff(side, view, server::time_ms(r[1]), o, &r[2], &back);
   for (auto& line : out) line = "db" + std::to_string(db) + " " + line;
