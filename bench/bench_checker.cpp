@@ -49,10 +49,11 @@ double secs(clk::time_point a, clk::time_point b) { return std::chrono::duration
 /// count shrinking's runs too when a property failed.
 void print_run_stats(const ek::state::Twin::RunStats& rs) {
   std::printf("           runs: %llu round trips for %llu commands, %llu sent alone; %llu choice points, %llu "
-              "other milliseconds tried, %llu changed; %llu compare_all() read-backs and %llu DUMPs sent ahead and used\n",
+              "other milliseconds tried, %llu changed; %llu compare_all() read-backs and %llu DUMPs sent ahead and used; "
+              "%llu parts of runs sent before their end was decided\n",
               (unsigned long long)rs.runs, (unsigned long long)rs.run_commands, (unsigned long long)rs.alone,
               (unsigned long long)rs.choice_points, (unsigned long long)rs.tried, (unsigned long long)rs.changed,
-              (unsigned long long)rs.compares_ahead, (unsigned long long)rs.dumps_ahead);
+              (unsigned long long)rs.compares_ahead, (unsigned long long)rs.dumps_ahead, (unsigned long long)rs.parts_early);
 }
 
 struct Out {

@@ -69,6 +69,50 @@ TEST_CASE_METHOD(TwinFixture, "run_all: pipelined runs give run()'s verdicts on 
   CHECK(rs.run_commands + rs.alone == commands);
   CHECK(rs.run_commands > commands / 2);
   CHECK(rs.runs < rs.run_commands / 3);
+  CHECK(rs.parts_early > 0);  // long runs went out in parts while their end was being decided
+}
+
+TEST_CASE_METHOD(TwinFixture, "run_all: a run goes out in parts while its end is decided, with run()'s steps",
+                 "[state][run_all]") {
+  auto& t = twin();
+  t.observe_events();
+  t.observe_tracking();
+  t.observe_counters();
+  t.flushall();
+  const auto before = t.run_stats();
+  // 11 commands, then one outside the model (OBJECT FREQ ends the run after it), then 4: the
+  // first run goes in parts of kStreamAfter commands while the rest is decided, then the rest;
+  // each step keeps its own events across the parts' boundaries.
+  std::vector<Argv> cmds;
+  for (int f = 0; f < 10; ++f) cmds.push_back({"HSET", "h", "f" + std::to_string(f), "v"});
+  cmds.push_back({"HPEXPIRE", "h", "100000", "FIELDS", "2", "f7", "f8"});
+  cmds.push_back({"OBJECT", "FREQ", "h"});
+  cmds.push_back({"HGET", "h", "f8"});
+  cmds.push_back({"HDEL", "h", "f8"});
+  cmds.push_back({"HPTTL", "h", "FIELDS", "2", "f7", "f8"});
+  cmds.push_back({"HLEN", "h"});
+  constexpr std::size_t part = expirykit::state::Twin::kStreamAfter;
+  static_assert(part >= 2 && part <= 10);
+  const auto steps = t.run_all(cmds);
+  REQUIRE(steps.size() == cmds.size());
+  check_all_ok(steps);
+  CHECK_FALSE(steps[11].unmodelled.empty());
+  for (std::size_t k = 0; k < 10; ++k) {  // the HSETs, on both sides of each part's end
+    INFO(steps[k].describe());
+    REQUIRE(steps[k].server_events);
+    CHECK(steps[k].server_events->keyevent.size() == 1);  // its hset, none of its neighbour's
+  }
+  REQUIRE(steps[14].server.is_array());  // HPTTL after the HDEL: f7 keeps its TTL, f8 is gone
+  REQUIRE(steps[14].server.elements().size() == 2);
+  CHECK(steps[14].server[0].as_integer() > 0);
+  CHECK(steps[14].server[1] == expirykit::resp::Reply::integer(-2));
+  CHECK(t.compare_state().empty());
+  CHECK(t.compare_counters().empty());
+  const auto& rs = t.run_stats();
+  CHECK(rs.runs - before.runs == 2);  // 12 commands, then 4
+  // Parts sent before the OBJECT FREQ (index 11) was decided on: one per `part` commands.
+  CHECK(rs.parts_early - before.parts_early == 11 / part);
+  CHECK(rs.alone == before.alone);
 }
 
 TEST_CASE_METHOD(TwinFixture, "run_all: a command outside the model ends its run; its keys are re-read", "[state][run_all]") {

@@ -93,6 +93,7 @@
 #include <expirykit/state/detail/observe_events.hpp>
 #include <expirykit/state/detail/observe_known_issues.hpp>
 #include <expirykit/state/detail/observe_tracking.hpp>
+#include <expirykit/state/detail/pipeline.hpp>
 #include <expirykit/state/detail/send.hpp>
 #include <expirykit/state/detail/transaction.hpp>
 #include <expirykit/state/detail/trial.hpp>
@@ -310,12 +311,18 @@ class Twin {
   /// commands it sent alone (run()), steps whose millisecond it had to choose without a read-back
   /// (choice points), the other milliseconds it tried for them, the choices it changed, and
   /// the compare_all() pipelines it sent ahead that compare_all() used (compare_all_follows()),
-  /// and the DUMPs of a `RESTORE ... @dump:` it sent ahead and used (state/detail/dump_ref.hpp).
+  /// the DUMPs of a `RESTORE ... @dump:` it sent ahead and used (state/detail/dump_ref.hpp), and
+  /// the parts of runs it sent while still deciding where the run ends (kStreamAfter).
   struct RunStats {
     std::uint64_t runs = 0, run_commands = 0, alone = 0, choice_points = 0, tried = 0, changed = 0, compares_ahead = 0,
-                  dumps_ahead = 0;
+                  dumps_ahead = 0, parts_early = 0;
   };
   const RunStats& run_stats() const { return run_stats_; }
+  /// run_all() sends a run's commands in parts of this many, each as soon as it is sure to be in
+  /// the run, while it still decides where the run ends: the server runs them meanwhile
+  /// (bench/RESULTS.md 9.13). A part ends with its last command's TIME and end markers; the
+  /// next command opens its own window.
+  static constexpr std::size_t kStreamAfter = 4;
 
   /// FUNCTION LOAD of model::sequence_function_library() unless the server has it
   /// (state/detail/send.hpp). Throws std::runtime_error if the server refuses.
@@ -589,8 +596,12 @@ class Twin {
   /// `compare_plan`: send compare_all()'s pipeline planned from it right after the run's replies
   /// (compare_all_follows()).
   /// `dump_next`: the key a `RESTORE ... @dump:` right after the run names; its DUMP goes ahead.
+  /// `started`: the run's first commands, sent while chunk_end decided its end (run_all).
   std::vector<Step> run_chunk(const std::vector<Argv>& cmds, bool stop_at_first, const model::Keyspace* compare_plan = nullptr,
-                              const std::string& dump_next = {});
+                              const std::string& dump_next = {}, detail::RunSend* started = nullptr);
+  /// Lays out and queues `a` as the next command of `run` (its batch planned, the sequence
+  /// function loaded before an FCALL), and counts it in flight (sent()).
+  void add_to_run(detail::RunSend& run, const Argv& a);
 
   /// A step whose command is outside the model (`e`): with Options::adopt_unmodelled, the keys
   /// its commands name (an EXEC's: every command the server queued) are re-read into the model

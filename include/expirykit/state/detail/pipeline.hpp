@@ -2,12 +2,15 @@
 // server in one round trip (Twin::run_all, state/detail/run_all.hpp), and how long such a run
 // may be.
 //
-// send_chunk() sends, for each command, what state/detail/send.hpp sends for one (its Layout:
+// RunSend sends, for each command, what state/detail/send.hpp sends for one (its Layout:
 // [begin markers] TIME command TIME [end markers]; a transaction as MULTI, its queued commands
 // bare, EXEC or DISCARD), all in one pipeline, a command that follows one ending in `TIME [end
 // markers]` starting there (`shares_start`: TIME c1 TIME [m] c2 TIME [m] ...), and returns one
 // Sent per command: the server ran each command at one millisecond of its own TIME window, and
 // the listeners' messages are cut per command by its markers, as when the commands go one by one.
+// The pipeline may go out in parts (RunSend::send, as chunk_end decides them: Twin::run_all); the
+// first command of a part opens its own window (the server may have waited for the part between
+// its TIME and the previous command's).
 //
 // chunk_end() decides where a run ends, from a speculative copy of the model (the commands applied
 // in order at the server's time as the twin estimates it: Twin::server_time_estimate, never later
@@ -44,6 +47,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,38 +68,64 @@
 
 namespace expirykit::state::detail {
 
-/// Sends `mcs` on `c` in one pipeline, marker numbers from ++seq on, each laid out as
-/// state/detail/send.hpp lays it out with the transaction state they make (no transaction open
-/// before the first; a MULTI opens one, its EXEC / DISCARD closes it: chunk_end takes whole
-/// blocks); one Sent per command, in order. A MULTI the server refused leaves the commands laid
-/// out after it as queued: Twin::run_chunk records them as outside the model. Throws like
-/// resp::Client::pipeline.
-inline std::vector<Sent> send_chunk(resp::Client& c, Listeners& listeners, uint64_t& seq,
-                                    const std::vector<ModelCommand>& mcs) {
-  std::vector<Argv> cmds;
-  std::vector<std::size_t> at;
-  std::vector<Layout> ls;
-  std::vector<std::string> ns;
-  std::vector<bool> shares;  // starts at the previous command's closing TIME and end markers
-  bool in_tx = false;
-  for (const auto& mc : mcs) {
-    const bool after_close = !ls.empty() && (ls.back() == Layout::single || ls.back() == Layout::close);
-    ns.push_back(std::to_string(++seq));
-    ls.push_back(layout_of(mc.name, in_tx));
-    shares.push_back(after_close && (ls.back() == Layout::single || ls.back() == Layout::multi));
-    at.push_back(lay_out(cmds, listeners, ns.back(), ls.back(), mc.argv, shares.back()));
-    in_tx = ls.back() == Layout::multi || ls.back() == Layout::queued;
+/// One pipelined run as it goes out: each command laid out as state/detail/send.hpp lays it out,
+/// marker numbers from ++seq on, with the transaction state they make (no transaction open before
+/// the first; a MULTI opens one, its EXEC / DISCARD closes it: chunk_end takes whole blocks).
+/// add() queues a command on the connection, send() writes what was queued (the server starts
+/// on it while the client lays out the rest: Twin::run_all sends a run's first commands while
+/// chunk_end is still deciding where the run ends), finish() reads every reply: one Sent per
+/// command, in order. A MULTI the server refused leaves the commands laid out after it as
+/// queued: Twin::run_chunk records them as outside the model. add(), send() and finish() throw
+/// like resp::Client's append(), send() and read().
+class RunSend {
+ public:
+  void add(resp::Client& c, const Listeners& listeners, uint64_t& seq, ModelCommand mc) {
+    const bool after_close = !ls_.empty() && (ls_.back() == Layout::single || ls_.back() == Layout::close);
+    ns_.push_back(std::to_string(++seq));
+    ls_.push_back(layout_of(mc.name, in_tx_));
+    // Not across a send(): the server may wait for the next part there, outside any window.
+    shares_.push_back(after_close && !parted_ && (ls_.back() == Layout::single || ls_.back() == Layout::multi));
+    parted_ = false;
+    const std::size_t from = wire_.size();
+    at_.push_back(lay_out(wire_, listeners, ns_.back(), ls_.back(), mc.argv, shares_.back()));
+    for (std::size_t w = from; w < wire_.size(); ++w) c.append(wire_[w]);
+    in_tx_ = ls_.back() == Layout::multi || ls_.back() == Layout::queued;
+    mcs_.push_back(std::move(mc));
   }
-  const auto r = c.pipeline(cmds);
-  std::vector<Sent> out;
-  int64_t tx_before_ms = 0;
-  for (std::size_t i = 0; i < mcs.size(); ++i) {
-    const int64_t previous_after_ms = shares[i] ? out.back().after_ms : 0;
-    out.push_back(read_sent(r, at[i], ls[i], tx_before_ms, listeners, ns[i], shares[i] ? &previous_after_ms : nullptr));
-    if (ls[i] == Layout::multi) tx_before_ms = out.back().before_ms;
+  void send(resp::Client& c) {
+    c.send();
+    parted_ = true;
   }
-  return out;
-}
+  std::size_t size() const { return mcs_.size(); }
+  /// The commands added, and how each was laid out.
+  std::vector<ModelCommand>& commands() { return mcs_; }
+  const std::vector<Layout>& layouts() const { return ls_; }
+  /// Reads the replies of everything added (sending what is still queued) and what the listeners
+  /// heard for each command.
+  std::vector<Sent> finish(resp::Client& c, Listeners& listeners) {
+    std::vector<Reply> r;
+    r.reserve(wire_.size());
+    for (std::size_t w = 0; w < wire_.size(); ++w) r.push_back(c.read());
+    std::vector<Sent> out;
+    int64_t tx_before_ms = 0;
+    for (std::size_t i = 0; i < mcs_.size(); ++i) {
+      const int64_t previous_after_ms = shares_[i] ? out.back().after_ms : 0;
+      out.push_back(read_sent(r, at_[i], ls_[i], tx_before_ms, listeners, ns_[i], shares_[i] ? &previous_after_ms : nullptr));
+      if (ls_[i] == Layout::multi) tx_before_ms = out.back().before_ms;
+    }
+    return out;
+  }
+
+ private:
+  std::vector<ModelCommand> mcs_;
+  std::vector<Argv> wire_;  // what went (or goes) out, markers and TIMEs included
+  std::vector<std::size_t> at_;
+  std::vector<Layout> ls_;
+  std::vector<std::string> ns_;
+  std::vector<bool> shares_;  // starts at the previous command's closing TIME and end markers
+  bool in_tx_ = false;
+  bool parted_ = false;  // send() since the last add(): the next command opens its own window
+};
 
 /// Whether `a` can go in a pipelined run at all (see the file comment).
 inline bool pipelinable(const Argv& a, const char* dump_ref) {
@@ -119,9 +149,12 @@ inline std::optional<std::size_t> transaction_close(const std::vector<Argv>& cmd
 /// `counters` whether the INFO counters are observed. `after`, when given: set to the speculative
 /// model after the run's commands (at now_ms) when the run ends with `cmds`' last command and
 /// that command's check reads nothing back (no known issue settled from the state, modelled).
+/// `decided`, when given: called with j as soon as cmds[i, j) are sure to be in the run with no
+/// transaction open after them (Twin::run_all sends them then), j > i, increasing.
 inline std::size_t chunk_end(const std::vector<Argv>& cmds, std::size_t i, const model::Keyspace& ks,
                              const model::Dialect& d, const TwinOptions& o, int64_t now_ms, bool counters,
-                             const char* dump_ref, std::size_t max_len, std::optional<model::Keyspace>* after = nullptr) {
+                             const char* dump_ref, std::size_t max_len, std::optional<model::Keyspace>* after = nullptr,
+                             const std::function<void(std::size_t)>& decided = {}) {
   model::Keyspace spec = ks;
   model::TrackingModel no_tracking;
   Step scratch;
@@ -130,6 +163,7 @@ inline std::size_t chunk_end(const std::vector<Argv>& cmds, std::size_t i, const
     return crash_row(o.server, o.crash_servers, spec, a, now_ms) || crash_row(o.server, o.crash_servers, spec, a, now_ms + 1000);
   };
   for (std::size_t j = i; j < cmds.size(); ++j) {
+    if (decided && !tx && j > i) decided(j);  // whatever ends the run from here on, ends it at j or later
     const Argv& a = cmds[j];
     if (!pipelinable(a, dump_ref)) return j;
     const std::string u = model::upper(a[0]);

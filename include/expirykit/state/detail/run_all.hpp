@@ -2,8 +2,9 @@
 // Twin::run_all, run() of a whole sequence with its commands sent in pipelined runs, and the DUMP
 // a run sends ahead for the `RESTORE ... @dump:` after it (Twin::resolve_dump_ref, drop_dump_ahead).
 //
-// Each run (state/detail/pipeline.hpp: chunk_end, send_chunk) goes to the server in one round
-// trip; then each of its steps is checked as run() checks one (Twin::check), in order, from the
+// Each run (state/detail/pipeline.hpp: chunk_end, RunSend) goes to the server in one round
+// trip, its first commands already while chunk_end decides where it ends (Twin::kStreamAfter at
+// a time: the server runs them while the client lays out the rest); then each of its steps is checked as run() checks one (Twin::check), in order, from the
 // record of what the server showed for it. A step checked before the last of its run cannot read
 // the server back, which has run the commands after it since: when its TIME window spans more
 // than one millisecond and it changed a deadline, the model chose the first millisecond of the
@@ -142,9 +143,29 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
       resolve(i, resolve_dump_ref(a));
     const std::vector<Argv>& cmds = resolved.empty() ? cmds_in : resolved;
     std::size_t end = i;
+    // The run's first commands go out while chunk_end still decides where it ends (every
+    // kStreamAfter commands decided): the server runs them meanwhile. A run that ends up with
+    // one command goes alone (run()), so nothing goes before two are decided.
+    std::optional<detail::RunSend> started;
+    auto send_decided = [&](std::size_t j) {
+      if (j - i < kStreamAfter || j - i - (started ? started->size() : 0) < kStreamAfter) return;
+      if (!started) started.emplace();
+      for (std::size_t k = i + started->size(); k < j; ++k) add_to_run(*started, cmds[k]);
+      started->send(*c_);
+      ++run_stats_.parts_early;
+    };
     if (!tx_) {
-      end = detail::chunk_end(cmds, i, ks_, d_, opt_, server_time_estimate(), counters_.on(), dump_ref,
-                              std::max<std::size_t>(max_run, 1), compare_follows ? &after_last : nullptr);
+      try {
+        end = detail::chunk_end(cmds, i, ks_, d_, opt_, server_time_estimate(), counters_.on(), dump_ref,
+                                std::max<std::size_t>(max_run, 1), compare_follows ? &after_last : nullptr, send_decided);
+      } catch (...) {
+        if (started) try {  // what went out is read, so that the connection stays in step
+            (void)started->finish(*c_, listeners_);
+            inflight_run_.clear();
+          } catch (const std::exception&) {
+          }
+        throw;
+      }
     }
     if (end <= i + 1) {
       ++run_stats_.alone;
@@ -156,7 +177,7 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
       const std::string dump_next = end < cmds.size() ? detail::dump_ref_source(cmds[end], dump_ref) : std::string();
       auto steps = run_chunk(std::vector<Argv>(cmds.begin() + static_cast<std::ptrdiff_t>(i),
                                                cmds.begin() + static_cast<std::ptrdiff_t>(end)),
-                             stop_at_first, after_last ? &*after_last : nullptr, dump_next);
+                             stop_at_first, after_last ? &*after_last : nullptr, dump_next, started ? &*started : nullptr);
       out.insert(out.end(), std::make_move_iterator(steps.begin()), std::make_move_iterator(steps.end()));
       i = end;
     }
@@ -166,23 +187,31 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
   return out;
 }
 
-inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool stop_at_first, const model::Keyspace* compare_plan,
-                                        const std::string& dump_next) {
+inline void Twin::add_to_run(detail::RunSend& run, const Argv& a) {
   using detail::Layout;
-  std::vector<detail::ModelCommand> mcs;
-  std::vector<Layout> ls;  // as send_chunk lays each out (a MULTI opens a transaction, EXEC / DISCARD closes it)
-  bool fcall = false;
-  for (const auto& a : cmds) {
-    mcs.push_back(detail::model_command(a));
-    ls.push_back(detail::layout_of(mcs.back().name, !ls.empty() && (ls.back() == Layout::multi || ls.back() == Layout::queued)));
-    if (ls.back() != Layout::single) continue;  // an EXEC's batch is planned from the server's replies
-    detail::plan_batch(mcs.back(), std::nullopt);
-    fcall = fcall || (mcs.back().in_script && mcs.back().name == "FCALL");
+  detail::ModelCommand mc = detail::model_command(a);
+  const auto& ls = run.layouts();
+  if (detail::layout_of(mc.name, !ls.empty() && (ls.back() == Layout::multi || ls.back() == Layout::queued)) == Layout::single) {
+    detail::plan_batch(mc, std::nullopt);  // an EXEC's batch is planned from the server's replies
+    if (mc.in_script && mc.name == "FCALL") load_sequence_function();  // on the read-back connection, before the FCALL goes
   }
-  if (fcall) load_sequence_function();
-  inflight_run_ = cmds;
-  run_history_start_ = history_.size();
-  const std::vector<detail::Sent> sents = detail::send_chunk(*c_, listeners_, marker_seq_, mcs);
+  if (run.size() == 0) {
+    inflight_run_.clear();
+    run_history_start_ = history_.size();
+  }
+  inflight_run_.push_back(a);
+  run.add(*c_, listeners_, marker_seq_, std::move(mc));
+}
+
+inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool stop_at_first, const model::Keyspace* compare_plan,
+                                        const std::string& dump_next, detail::RunSend* started) {
+  using detail::Layout;
+  detail::RunSend own;
+  detail::RunSend& run = started ? *started : own;
+  for (std::size_t k = run.size(); k < cmds.size(); ++k) add_to_run(run, cmds[k]);
+  const std::vector<detail::Sent> sents = run.finish(*c_, listeners_);
+  std::vector<detail::ModelCommand>& mcs = run.commands();
+  const std::vector<Layout>& ls = run.layouts();  // a MULTI opens a transaction, EXEC / DISCARD closes it
   for (const auto& sent : sents) {
     saw_server_time(sent.after_ms);
     saw_reply(sent.reply);

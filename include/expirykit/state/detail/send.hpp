@@ -10,7 +10,7 @@
 // and PUBLISH would be queued: the MULTI step has no end markers and EXEC no begin markers (its
 // window starts at the MULTI, and time is frozen at EXEC).
 //
-// The same layout serves a pipelined run (state/detail/pipeline.hpp: send_chunk): each command
+// The same layout serves a pipelined run (state/detail/pipeline.hpp: RunSend): each command
 // of the run laid out as here, one after the other in one pipeline, and one Sent per command;
 // a transaction's queued commands go bare between its MULTI and its EXEC / DISCARD (Layout). In
 // a run, a command right after one that ended with `TIME [end markers]` starts there (no markers
@@ -64,7 +64,7 @@ inline Layout layout_of(const std::string& upper_name, bool in_tx) {
 
 /// Appends what is sent for `argv` laid out as `l` (markers numbered `n`) to `cmds`; returns the
 /// index of its first reply that is not a marker's. `shares_start`: a single or multi right after
-/// a single or close in the same pipeline (state/detail/pipeline.hpp: send_chunk) sends neither
+/// a single or close in the same pipeline (state/detail/pipeline.hpp: RunSend) sends neither
 /// begin markers nor its first TIME: the previous command's TIME and end markers are its start.
 inline std::size_t lay_out(std::vector<Argv>& cmds, const Listeners& listeners, const std::string& n, Layout l,
                            const Argv& argv, bool shares_start = false) {
