@@ -318,11 +318,11 @@ class Twin {
                   dumps_ahead = 0, parts_early = 0;
   };
   const RunStats& run_stats() const { return run_stats_; }
-  /// run_all() sends a run's commands in parts of this many, each as soon as it is sure to be in
-  /// the run, while it still decides where the run ends: the server runs them meanwhile
-  /// (bench/RESULTS.md 9.13). A part ends with its last command's TIME and end markers; the
-  /// next command opens its own window.
-  static constexpr std::size_t kStreamAfter = 4;
+  /// run_all() sends a run's first commands once this many are sure to be in the run, while it
+  /// still decides where the run ends (the server runs them meanwhile), then a part each time as
+  /// many more are decided as went before (bench/RESULTS.md 9.13). A part ends with its last
+  /// command's TIME and end markers; the next command opens its own window.
+  static constexpr std::size_t kStreamAfter = 8;
 
   /// FUNCTION LOAD of model::sequence_function_library() unless the server has it
   /// (state/detail/send.hpp). Throws std::runtime_error if the server refuses.

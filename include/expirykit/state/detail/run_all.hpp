@@ -3,9 +3,10 @@
 // a run sends ahead for the `RESTORE ... @dump:` after it (Twin::resolve_dump_ref, drop_dump_ahead).
 //
 // Each run (state/detail/pipeline.hpp: chunk_end, RunSend) goes to the server in one round
-// trip, its first commands already while chunk_end decides where it ends (Twin::kStreamAfter at
-// a time: the server runs them while the client lays out the rest); then each of its steps is checked as run() checks one (Twin::check), in order, from the
-// record of what the server showed for it. A step checked before the last of its run cannot read
+// trip, its first commands already while chunk_end decides where it ends (from
+// Twin::kStreamAfter decided on: the server runs them while the client lays out the rest); then
+// each of its steps is checked as run() checks one (Twin::check), in order, from the record of
+// what the server showed for it. A step checked before the last of its run cannot read
 // the server back, which has run the commands after it since: when its TIME window spans more
 // than one millisecond and it changed a deadline, the model chose the first millisecond of the
 // window that agrees with what the step showed (state/detail/trial.hpp), where run() would have
@@ -143,12 +144,15 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
       resolve(i, resolve_dump_ref(a));
     const std::vector<Argv>& cmds = resolved.empty() ? cmds_in : resolved;
     std::size_t end = i;
-    // The run's first commands go out while chunk_end still decides where it ends (every
-    // kStreamAfter commands decided): the server runs them meanwhile. A run that ends up with
-    // one command goes alone (run()), so nothing goes before two are decided.
+    // The run's first commands go out while chunk_end still decides where it ends: the server
+    // runs them meanwhile. A part once kStreamAfter commands are decided, then each time as many
+    // more are decided as went before (8, 16, 32 ...): each write wakes the server, about 19 us
+    // of the client's time here (bench/RESULTS.md 9.13), so parts are few. (A run that ends up
+    // with one command goes alone, by run(): kStreamAfter is at least 2.)
     std::optional<detail::RunSend> started;
     auto send_decided = [&](std::size_t j) {
-      if (j - i < kStreamAfter || j - i - (started ? started->size() : 0) < kStreamAfter) return;
+      const std::size_t went = started ? started->size() : 0;
+      if (j - i < kStreamAfter || j - i < 2 * went) return;
       if (!started) started.emplace();
       for (std::size_t k = i + started->size(); k < j; ++k) add_to_run(*started, cmds[k]);
       started->send(*c_);
