@@ -104,6 +104,12 @@ struct PropertyResult {
   double seconds = 0;         ///< wall-clock time taken
   std::size_t commands = 0;   ///< commands sent in total (all runs, shrinking included)
   std::size_t shrunk_len = 0; ///< length of the final (shrunk) counterexample, when failed
+  /// When failed: the cases RapidCheck ran after the first failing one (its shrink tries), the
+  /// shrinks that kept failing (steps taken), and the wall-clock seconds from the first failure
+  /// to the end of shrinking (the report's "shrunk ... in" line).
+  int shrink_tries = 0;
+  std::size_t shrink_steps = 0;
+  double shrink_seconds = 0;
   /// One line when failed: the first differing command with both replies (or the first state
   /// difference), the seed and the replay command line. Empty when ok.
   std::string summary;
@@ -199,6 +205,7 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
   detail::LiveProgress progress(what, budget_s);
   int cases = 0;
   bool failed_once = false;
+  double failed_at = 0;  // elapsed() at the first failing case
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   // Crash triage (PropertyBudget::sent): servers that had crashed before do not count.
   const std::set<process::Server*> crashed_before = budget.sent ? detail::crashed_servers() : std::set<process::Server*>{};
@@ -233,6 +240,8 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
             }
           }
           res.commands += out.steps;
+          if (failed_once) ++res.shrink_tries;
+          if (!failed_once && !out.ok) failed_at = elapsed();
           failed_once = failed_once || !out.ok;
           progress.update(round + 1, ++cases, res.commands, failed_once);
           for (const auto& [id, n] : out.known_issues) res.known_issues[id] += n;
@@ -284,7 +293,12 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
     if (result.template is<rc::detail::FailureResult>()) {
       const auto& f = result.template get<rc::detail::FailureResult>();
       res.sequences += static_cast<int>(f.numSuccess) + 1;
-      os << "failed after " << res.sequences - 1 << " passing cases; shrunk to " << last_len << " command(s)\n";
+      res.shrink_steps = f.reproduce.shrinkPath.size();
+      res.shrink_seconds = elapsed() - failed_at;
+      char took[32];
+      std::snprintf(took, sizeof took, "%.1f s", res.shrink_seconds);
+      os << "failed after " << res.sequences - 1 << " passing cases; shrunk to " << last_len << " command(s) in "
+         << res.shrink_steps << " steps (" << res.shrink_tries << " cases tried, " << took << ")\n";
     } else {
       rc::detail::printResultMessage(result, os);
       os << "\n";
