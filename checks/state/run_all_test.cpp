@@ -6,8 +6,10 @@
 #include <catch2/catch_test_macros.hpp>
 #include <rapidcheck.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -80,39 +82,65 @@ TEST_CASE_METHOD(TwinFixture, "run_all: a run goes out in parts while its end is
   t.observe_counters();
   t.flushall();
   const auto before = t.run_stats();
-  // 11 commands, then one outside the model (OBJECT FREQ ends the run after it), then 4: the
-  // first run goes in parts of kStreamAfter commands while the rest is decided, then the rest;
-  // each step keeps its own events across the parts' boundaries.
+  // 20 commands, then one outside the model (OBJECT FREQ ends the run after it), then 4: the
+  // first run goes in parts while the rest is decided (kStreamAfter, then each time as many more
+  // as went), then the rest; each step keeps its own window and events across the parts' ends.
   std::vector<Argv> cmds;
-  for (int f = 0; f < 10; ++f) cmds.push_back({"HSET", "h", "f" + std::to_string(f), "v"});
-  cmds.push_back({"HPEXPIRE", "h", "100000", "FIELDS", "2", "f7", "f8"});
+  for (int f = 0; f < 19; ++f) cmds.push_back({"HSET", "h", "f" + std::to_string(f), "v"});
+  cmds.push_back({"HPEXPIRE", "h", "100000", "FIELDS", "2", "f7", "f16"});
   cmds.push_back({"OBJECT", "FREQ", "h"});
-  cmds.push_back({"HGET", "h", "f8"});
-  cmds.push_back({"HDEL", "h", "f8"});
-  cmds.push_back({"HPTTL", "h", "FIELDS", "2", "f7", "f8"});
+  cmds.push_back({"HGET", "h", "f16"});
+  cmds.push_back({"HDEL", "h", "f16"});
+  cmds.push_back({"HPTTL", "h", "FIELDS", "2", "f7", "f16"});
   cmds.push_back({"HLEN", "h"});
-  constexpr std::size_t part = expirykit::state::Twin::kStreamAfter;
-  static_assert(part >= 6 && part <= 10);
+  // Where the parts end: decided(j) comes for j = 1 .. 20 (the OBJECT FREQ at 20 is looked at
+  // last); a part goes once j >= kStreamAfter and j >= twice what went.
+  std::set<std::size_t> part_starts;  // the first command after each part
+  std::size_t went = 0;
+  for (std::size_t j = 1; j <= 20; ++j)
+    if (j >= expirykit::state::Twin::kStreamAfter && j >= 2 * went) part_starts.insert(went = j);
+  REQUIRE(part_starts.size() >= 2);  // kStreamAfter <= 10
+  const std::size_t recorded_before = client().recorded().size();  // catch2::ServerFixture keeps what it sends
   const auto steps = t.run_all(cmds);
+  const auto all_sent = client().recorded();
+  REQUIRE(all_sent.size() > recorded_before);
+  const std::vector<Argv> wire(all_sent.begin() + static_cast<std::ptrdiff_t>(recorded_before), all_sent.end());
   REQUIRE(steps.size() == cmds.size());
   check_all_ok(steps);
-  CHECK_FALSE(steps[11].unmodelled.empty());
-  for (std::size_t k = 0; k < 10; ++k) {  // the HSETs, on both sides of each part's end
+  CHECK_FALSE(steps[20].unmodelled.empty());
+  for (std::size_t k = 0; k < 19; ++k) {  // the HSETs, on both sides of each part's end
     INFO(steps[k].describe());
     REQUIRE(steps[k].server_events);
     CHECK(steps[k].server_events->keyevent.size() == 1);  // its hset, none of its neighbour's
   }
-  REQUIRE(steps[14].server.is_array());  // HPTTL after the HDEL: f7 keeps its TTL, f8 is gone
-  REQUIRE(steps[14].server.elements().size() == 2);
-  CHECK(steps[14].server[0].as_integer() > 0);
-  CHECK(steps[14].server[1] == expirykit::resp::Reply::integer(-2));
+  // On the wire: an HSET right after a part opens its own window (begin marker, TIME); the
+  // others start at the previous command's closing TIME and end marker.
+  for (std::size_t k = 1; k < 19; ++k) {
+    INFO("HSET f" << k);
+    const auto at = std::find(wire.begin(), wire.end(), cmds[k]);
+    REQUIRE(at != wire.end());
+    REQUIRE(at - wire.begin() >= 2);
+    const Argv& just_before = *(at - 1);
+    const Argv& two_before = *(at - 2);
+    if (part_starts.count(k)) {
+      CHECK(just_before == Argv{"TIME"});
+      CHECK(two_before[0] == "PUBLISH");
+      CHECK(two_before.back().rfind("b", 0) == 0);
+    } else {
+      CHECK(just_before[0] == "PUBLISH");
+      CHECK(just_before.back().rfind("e", 0) == 0);
+      CHECK(two_before == Argv{"TIME"});
+    }
+  }
+  REQUIRE(steps[23].server.is_array());  // HPTTL after the HDEL: f7 keeps its TTL, f16 is gone
+  REQUIRE(steps[23].server.elements().size() == 2);
+  CHECK(steps[23].server[0].as_integer() > 0);
+  CHECK(steps[23].server[1] == expirykit::resp::Reply::integer(-2));
   CHECK(t.compare_state().empty());
   CHECK(t.compare_counters().empty());
   const auto& rs = t.run_stats();
-  CHECK(rs.runs - before.runs == 2);  // 12 commands, then 4
-  // Parts sent before the OBJECT FREQ (index 11) was decided on: the first `part` commands
-  // (then the next part would wait for 2 * part decided, more than 11).
-  CHECK(rs.parts_early - before.parts_early == 1);
+  CHECK(rs.runs - before.runs == 2);  // 21 commands, then 4
+  CHECK(rs.parts_early - before.parts_early == part_starts.size());
   CHECK(rs.alone == before.alone);
 }
 

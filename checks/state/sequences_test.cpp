@@ -54,10 +54,9 @@ TEST_CASE_METHOD(TwinFixture, "Harness: a planted model bug is caught and shrunk
   CHECK(essential <= 4);
   CHECK(r.report.find("HPERSIST") != std::string::npos);
   CHECK(r.report.find("<-- MISMATCH") != std::string::npos);
-  // How the shrink went: RapidCheck tried cases after the first failure, kept at least one
-  // shrink (a drawn case holding the three commands has more), and the report says so.
+  // How the shrink went: RapidCheck tried smaller cases (a failing case has some: fewer
+  // commands), kept no more than it tried, and the report says so.
   CHECK(r.shrink_tries > 0);
-  CHECK(r.shrink_steps > 0);
   CHECK(r.shrink_steps <= static_cast<std::size_t>(r.shrink_tries));
   CHECK(r.shrink_seconds > 0);
   CHECK(r.shrink_seconds <= r.seconds);

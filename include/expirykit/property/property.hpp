@@ -63,9 +63,14 @@ inline double prop_seconds(double default_seconds) {
 
 /// A RapidCheck listener that prints nothing: the report below says how to re-run (by seed);
 /// RapidCheck's own "reproduce=" line at exit would not apply to this entry point.
+/// It counts the shrinks RapidCheck tried and those it kept (they failed too).
 struct QuietListener : rc::detail::TestListener {
+  int shrinks_tried = 0, shrinks_kept = 0;
   void onTestCaseFinished(const rc::detail::CaseDescription&) override {}
-  void onShrinkTried(const rc::detail::CaseDescription&, bool) override {}
+  void onShrinkTried(const rc::detail::CaseDescription&, bool accepted) override {
+    ++shrinks_tried;
+    shrinks_kept += accepted ? 1 : 0;
+  }
   void onTestFinished(const rc::detail::TestMetadata&, const rc::detail::TestResult&) override {}
 };
 
@@ -104,9 +109,10 @@ struct PropertyResult {
   double seconds = 0;         ///< wall-clock time taken
   std::size_t commands = 0;   ///< commands sent in total (all runs, shrinking included)
   std::size_t shrunk_len = 0; ///< length of the final (shrunk) counterexample, when failed
-  /// When failed: the cases RapidCheck ran after the first failing one (its shrink tries), the
-  /// shrinks that kept failing (steps taken), and the wall-clock seconds from the first failure
-  /// to the end of shrinking (the report's "shrunk ... in" line).
+  /// When failed and shrunk (PropertyBudget::shrink; not after a crash, whose triage replaces
+  /// the shrink): the smaller cases RapidCheck tried, those it kept (they failed too: steps
+  /// taken), and the wall-clock seconds from the first failure to the end of shrinking (the
+  /// report's "shrunk to N command(s) in S steps (T cases tried, X s)" line).
   int shrink_tries = 0;
   std::size_t shrink_steps = 0;
   double shrink_seconds = 0;
@@ -240,7 +246,6 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
             }
           }
           res.commands += out.steps;
-          if (failed_once) ++res.shrink_tries;
           if (!failed_once && !out.ok) failed_at = elapsed();
           failed_once = failed_once || !out.ok;
           progress.update(round + 1, ++cases, res.commands, failed_once);
@@ -293,12 +298,18 @@ PropertyResult check_cases(const std::string& what, PropertyBudget budget, OneCa
     if (result.template is<rc::detail::FailureResult>()) {
       const auto& f = result.template get<rc::detail::FailureResult>();
       res.sequences += static_cast<int>(f.numSuccess) + 1;
-      res.shrink_steps = f.reproduce.shrinkPath.size();
-      res.shrink_seconds = elapsed() - failed_at;
-      char took[32];
-      std::snprintf(took, sizeof took, "%.1f s", res.shrink_seconds);
-      os << "failed after " << res.sequences - 1 << " passing cases; shrunk to " << last_len << " command(s) in "
-         << res.shrink_steps << " steps (" << res.shrink_tries << " cases tried, " << took << ")\n";
+      os << "failed after " << res.sequences - 1 << " passing cases; ";
+      if (params.disableShrinking) {
+        os << "not shrunk: " << last_len << " command(s)\n";
+      } else {
+        res.shrink_tries = quiet.shrinks_tried;
+        res.shrink_steps = static_cast<std::size_t>(quiet.shrinks_kept);
+        res.shrink_seconds = elapsed() - failed_at;
+        char took[32];
+        std::snprintf(took, sizeof took, "%.1f s", res.shrink_seconds);
+        os << "shrunk to " << last_len << " command(s) in " << res.shrink_steps << " steps (" << res.shrink_tries
+           << " cases tried, " << took << ")\n";
+      }
     } else {
       rc::detail::printResultMessage(result, os);
       os << "\n";

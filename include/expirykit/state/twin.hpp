@@ -210,7 +210,8 @@ class Twin {
     inflight_run_.clear();
   }
   /// The commands of history(), and the one run() was sending when it threw (a server that
-  /// died, say): what a crash triage replays (triage/crash_triage.hpp).
+  /// died, say), or those of the run_all() run under way that are not steps yet (written, some
+  /// while its end was still being decided): what a crash triage replays (triage/crash_triage.hpp).
   std::vector<Argv> sent() const {
     std::vector<Argv> out;
     for (const auto& s : history_)
@@ -323,6 +324,7 @@ class Twin {
   /// many more are decided as went before (bench/RESULTS.md 9.13). A part ends with its last
   /// command's TIME and end markers; the next command opens its own window.
   static constexpr std::size_t kStreamAfter = 8;
+  static_assert(kStreamAfter >= 2, "a run that ends up with one command goes alone (run()): nothing may go before");
 
   /// FUNCTION LOAD of model::sequence_function_library() unless the server has it
   /// (state/detail/send.hpp). Throws std::runtime_error if the server refuses.
@@ -599,8 +601,8 @@ class Twin {
   /// `started`: the run's first commands, sent while chunk_end decided its end (run_all).
   std::vector<Step> run_chunk(const std::vector<Argv>& cmds, bool stop_at_first, const model::Keyspace* compare_plan = nullptr,
                               const std::string& dump_next = {}, detail::RunSend* started = nullptr);
-  /// Lays out and queues `a` as the next command of `run` (its batch planned, the sequence
-  /// function loaded before an FCALL), and counts it in flight (sent()).
+  /// Lays out and queues `a` as the next command of `run` (its batch planned), and counts it in
+  /// flight (sent()). The sequence function is loaded before (run_all: before the run).
   void add_to_run(detail::RunSend& run, const Argv& a);
 
   /// A step whose command is outside the model (`e`): with Options::adopt_unmodelled, the keys

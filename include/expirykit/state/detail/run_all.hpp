@@ -158,14 +158,21 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
       started->send(*c_);
       ++run_stats_.parts_early;
     };
+    // The kit's sequence function, before anything of the run goes (a FUNCTION LOAD on the
+    // read-back connection that fails must not leave the run's replies unread): loaded when an
+    // FCALL is anywhere ahead (once per connection; run() loads it so too).
+    if (std::any_of(cmds.begin() + static_cast<std::ptrdiff_t>(i), cmds.end(),
+                    [](const Argv& a) { return !a.empty() && model::upper(a[0]) == "FCALL"; }))
+      load_sequence_function();
     if (!tx_) {
       try {
         end = detail::chunk_end(cmds, i, ks_, d_, opt_, server_time_estimate(), counters_.on(), dump_ref,
                                 std::max<std::size_t>(max_run, 1), compare_follows ? &after_last : nullptr, send_decided);
       } catch (...) {
-        if (started) try {  // what went out is read, so that the connection stays in step
+        // What went out is read, so that the connection stays in step; sent() still lists it
+        // (the server ran it, the model did not).
+        if (started) try {
             (void)started->finish(*c_, listeners_);
-            inflight_run_.clear();
           } catch (const std::exception&) {
           }
         throw;
@@ -195,10 +202,8 @@ inline void Twin::add_to_run(detail::RunSend& run, const Argv& a) {
   using detail::Layout;
   detail::ModelCommand mc = detail::model_command(a);
   const auto& ls = run.layouts();
-  if (detail::layout_of(mc.name, !ls.empty() && (ls.back() == Layout::multi || ls.back() == Layout::queued)) == Layout::single) {
+  if (detail::layout_of(mc.name, !ls.empty() && (ls.back() == Layout::multi || ls.back() == Layout::queued)) == Layout::single)
     detail::plan_batch(mc, std::nullopt);  // an EXEC's batch is planned from the server's replies
-    if (mc.in_script && mc.name == "FCALL") load_sequence_function();  // on the read-back connection, before the FCALL goes
-  }
   if (run.size() == 0) {
     inflight_run_.clear();
     run_history_start_ = history_.size();
