@@ -100,6 +100,7 @@
 #include <expirykit/state/history.hpp>
 #include <expirykit/state/keyspace_diff.hpp>
 #include <expirykit/state/known_divergence.hpp>
+#include <expirykit/state/run_stats.hpp>
 #include <expirykit/state/step.hpp>
 #include <expirykit/state/twin_options.hpp>
 
@@ -308,16 +309,8 @@ class Twin {
   /// the run is recorded as outside the model (no TIME window of its own), keys re-read. Returns
   /// the steps checked. Throws what run() throws.
   std::vector<Step> run_all(const std::vector<Argv>& cmds, bool stop_at_first = true, std::size_t max_run = 64);
-  /// What run_all() did since the twin was made: runs sent (round trips), the commands in them,
-  /// commands it sent alone (run()), steps whose millisecond it had to choose without a read-back
-  /// (choice points), the other milliseconds it tried for them, the choices it changed, and
-  /// the compare_all() pipelines it sent ahead that compare_all() used (compare_all_follows()),
-  /// the DUMPs of a `RESTORE ... @dump:` it sent ahead and used (state/detail/dump_ref.hpp), and
-  /// the parts of runs it sent while still deciding where the run ends (kStreamAfter).
-  struct RunStats {
-    std::uint64_t runs = 0, run_commands = 0, alone = 0, choice_points = 0, tried = 0, changed = 0, compares_ahead = 0,
-                  dumps_ahead = 0, parts_early = 0;
-  };
+  /// What run_all() did since the twin was made (state/run_stats.hpp).
+  using RunStats = state::RunStats;
   const RunStats& run_stats() const { return run_stats_; }
   /// run_all() sends a run's first commands once this many are sure to be in the run, while it
   /// still decides where the run ends (the server runs them meanwhile), then a part each time as
