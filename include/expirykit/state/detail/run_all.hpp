@@ -199,17 +199,15 @@ inline std::vector<Step> Twin::run_all(const std::vector<Argv>& cmds_in, bool st
 }
 
 inline void Twin::add_to_run(detail::RunSend& run, const Argv& a) {
-  using detail::Layout;
-  detail::ModelCommand mc = detail::model_command(a);
-  const auto& ls = run.layouts();
-  if (detail::layout_of(mc.name, !ls.empty() && (ls.back() == Layout::multi || ls.back() == Layout::queued)) == Layout::single)
-    detail::plan_batch(mc, std::nullopt);  // an EXEC's batch is planned from the server's replies
   if (run.size() == 0) {
     inflight_run_.clear();
     run_history_start_ = history_.size();
   }
   inflight_run_.push_back(a);
-  run.add(*c_, listeners_, marker_seq_, std::move(mc));
+  run.add(*c_, listeners_, marker_seq_, detail::model_command(a));
+  // The batch (the layout uses only the name and the arguments); an EXEC's is planned from the
+  // server's replies.
+  if (run.layouts().back() == detail::Layout::single) detail::plan_batch(run.commands().back(), std::nullopt);
 }
 
 inline std::vector<Step> Twin::run_chunk(const std::vector<Argv>& cmds, bool stop_at_first, const model::Keyspace* compare_plan,
