@@ -18,6 +18,7 @@
 
 #include <boost/process.hpp>
 
+#include <expirykit/catch2/fixture_base.hpp>
 #include <expirykit/process/external_lock.hpp>
 #include <expirykit/process/server.hpp>
 
@@ -370,6 +371,38 @@ TEST_CASE("A failed twin check names the test's file and line and prints the ste
   CHECK_THAT(r.out, ContainsSubstring("called at ") && ContainsSubstring("probe_tests.cpp:" + std::to_string(line)));
   CHECK_THAT(r.out, ContainsSubstring("the test's steps so far") && ContainsSubstring("HPEXPIRE h 100000 FIELDS 1 a") &&
                         ContainsSubstring("<-- MISMATCH"));
+}
+
+TEST_CASE("A failed twin check cuts the long lines of its message: the command and the state difference", "[catch2]") {
+  auto r = run_probe({"probe: a twin check fails on a big hash"});
+  CHECK(r.code != 0);
+  // Catch2 wraps a message at 80 columns: compare with every run of whitespace as one space.
+  auto flat = [](const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+      const bool space = c == ' ' || c == '\n' || c == '\r' || c == '\t';
+      if (!space) out += c;
+      else if (!out.empty() && out.back() != ' ') out += ' ';
+    }
+    return out;
+  };
+  const std::string f = flat(r.out);
+  INFO(r.out.substr(0, 20000));
+  // The HSET line (about 32,000 characters) and the HGETALL difference (about 60,000): each cut
+  // to 4,000 around the note, its start and end kept.
+  CHECK_THAT(f, ContainsSubstring("characters cut from this message"));
+  CHECK_THAT(f, ContainsSubstring("HSET big f0") && ContainsSubstring("f299") && ContainsSubstring("HGETALL server"));
+  CHECK(r.out.size() < 40000);  // whole: more than 90,000
+}
+
+TEST_CASE("cut_long_lines keeps short lines and newlines, and the start and end of a long line", "[catch2]") {
+  using expirykit::catch2::detail::cut_long_lines;
+  CHECK(cut_long_lines("") == "");
+  CHECK(cut_long_lines("ab\n\ncd\n", 4) == "ab\n\ncd\n");
+  CHECK(cut_long_lines("abcd", 4) == "abcd");
+  CHECK(cut_long_lines("abcdefghij", 4) == "ab ... [6 characters cut from this message] ... ij");
+  CHECK(cut_long_lines("x\nabcdefghij\ny", 4) == "x\nab ... [6 characters cut from this message] ... ij\ny");
+  CHECK(cut_long_lines("abcdefghi", 5) == "ab ... [5 characters cut from this message] ... hi");
 }
 
 TEST_CASE("known_issue() with an id missing from the table fails whether or not the defect was seen", "[catch2]") {

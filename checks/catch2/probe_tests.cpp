@@ -127,6 +127,18 @@ TEST_CASE_METHOD(expirykit::catch2::TwinFixture, "probe: a twin check fails", "[
   both("HTTL h FIELDS 1 a");  // PROBE-FAILING-LINE
 }
 
+// A twin check that fails on a big hash: a 300-field HSET of 100-byte values (a line of about
+// 32,000 characters in the steps so far) and its HGETALL in the state difference, both cut in
+// the message (catch2/fixture_base.hpp: cut_long_lines).
+TEST_CASE_METHOD(expirykit::catch2::TwinFixture, "probe: a twin check fails on a big hash", "[.probe]") {
+  require_field_ttl();
+  expirykit::resp::Argv hset{"HSET", "big"};
+  for (int i = 0; i < 300; ++i) hset.insert(hset.end(), {"f" + std::to_string(i), std::string(100, 'v')});
+  both(hset);
+  CHECK(client()("HDEL", "big", "f0") == Reply::integer(1));  // the server only
+  check_same_state();
+}
+
 // catch2::note(): the verdict recorded, the test going on (catch2/verdict_kind.hpp).
 TEST_CASE("probe: notes a known issue and goes on", "[.probe]") {
   expirykit::catch2::note(Verdict::known_issue, "seen and excused");

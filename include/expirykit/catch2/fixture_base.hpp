@@ -16,7 +16,9 @@
 
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <exception>
 #include <functional>
 #include <optional>
@@ -69,6 +71,37 @@ inline std::string external_access_note() {
 inline std::string one_per_line(const std::vector<std::string>& items, const std::string& indent = "") {
   std::string out;
   for (const auto& x : items) out += indent + x + "\n";
+  return out;
+}
+/// The longest line (characters) a fixture's failure message shows whole: a longer one keeps its
+/// first and last kMessageLineChars / 2 characters around a note of how many were cut. A test
+/// that writes a 10,000-field hash of 1 KB values (suites/semantics/memory_release.cpp: HSETs of
+/// 500 fields, half a megabyte a line) printed its 10 MB of steps so far with each failed check,
+/// and HGETALL of the hash in a state difference: a 165 MB log of suite_semantics, and 540 s for
+/// a fault that took 110 s before those tests (ci/kill-table, active-expiry-never-runs).
+inline constexpr std::size_t kMessageLineChars = 4000;
+/// `text` with each line (between newlines) over `max_chars` characters cut in its middle:
+/// "<first max_chars / 2> ... [N characters cut from this message] ... <last max_chars / 2>".
+/// Shorter lines, and the newlines, stay as they are. A script line cut so no longer replays:
+/// the test has it whole in Twin::script().
+inline std::string cut_long_lines(const std::string& text, std::size_t max_chars = kMessageLineChars) {
+  const std::size_t half = std::max<std::size_t>(max_chars / 2, 1);
+  std::string out;
+  for (std::size_t at = 0; at <= text.size();) {
+    std::size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    const std::size_t len = end - at;
+    if (len <= max_chars) {
+      out.append(text, at, len);
+    } else {
+      out.append(text, at, half);
+      out += " ... [" + std::to_string(len - 2 * half) + " characters cut from this message] ... ";
+      out.append(text, end - half, half);
+    }
+    if (end == text.size()) break;
+    out += '\n';
+    at = end + 1;
+  }
   return out;
 }
 /// "called at <file>:<line>" of `where`: the test line that called a fixture's check (Catch2

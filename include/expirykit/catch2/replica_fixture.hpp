@@ -138,7 +138,7 @@ class ReplicaFixture : public FixtureBase {
   }
   resp::Reply both(const resp::Argv& argv, std::source_location where = std::source_location::current()) {
     resp::Reply r = step(argv, where).server;
-    r.set_sent(resp::cli_line(argv));
+    r.set_sent(detail::cut_long_lines(resp::cli_line(argv)));
     return r;
   }
   /// both(), returning the whole step (state/step.hpp).
@@ -151,7 +151,8 @@ class ReplicaFixture : public FixtureBase {
         for (const auto& key : trig.fires(t.model(), argv, *now)) diverged_.emplace(key, trig.id);
       }
     state::Step s = t.run(argv);
-    INFO(s.describe() + (s.ok ? std::string() : detail::called_at(where) + "\nsteps so far:\n" + t.script()));
+    INFO(detail::cut_long_lines(s.describe() +
+                                (s.ok ? std::string() : detail::called_at(where) + "\nsteps so far:\n" + t.script())));
     CHECK(s.ok);
     note_step_issues(s, noted_issues_, where);
     return s;
@@ -189,8 +190,8 @@ class ReplicaFixture : public FixtureBase {
       SUCCEED("the replica holds what the model holds");
       return;
     }
-    FAIL_CHECK("the replica differs from the model:\n" << detail::one_per_line(diffs) << detail::called_at(where)
-                                                       << "\nsteps so far:\n" << twin().script());
+    FAIL_CHECK(detail::cut_long_lines("the replica differs from the model:\n" + detail::one_per_line(diffs) +
+                                      detail::called_at(where) + "\nsteps so far:\n" + twin().script()));
   }
   /// CHECKs that the replica holds what the primary holds, with every difference as the message
   /// and the caller's file and line (Catch2 reports this header's). Keys a known divergence
@@ -215,8 +216,8 @@ class ReplicaFixture : public FixtureBase {
               " that involve replicas, which may be what this is (if one is, name it with "
               "catch2::known_issue(identity(), \"<id>\", true) instead of this check; replay scripts in "
               "known_issues/table.hpp):\n" + known;
-    FAIL_CHECK("the replica differs from the primary:\n"
-               << detail::one_per_line(diffs) << known << detail::called_at(where));
+    FAIL_CHECK(detail::cut_long_lines("the replica differs from the primary:\n" + detail::one_per_line(diffs) + known +
+                                      detail::called_at(where)));
   }
 
   /// A primary+replica set of this test's own (restarts, AOF, more replicas). SKIPs in

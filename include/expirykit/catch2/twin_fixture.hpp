@@ -92,7 +92,7 @@ class TwinFixture : public ServerFixture {
   }
   Reply both(const expirykit::resp::Argv& argv, std::source_location where = std::source_location::current()) {
     Reply r = step(argv, where).server;
-    r.set_sent(expirykit::resp::cli_line(argv));
+    r.set_sent(detail::cut_long_lines(expirykit::resp::cli_line(argv)));
     return r;
   }
   /// both(), returning the whole step instead of the server's reply (state/step.hpp: both
@@ -104,7 +104,7 @@ class TwinFixture : public ServerFixture {
   }
   Step step(const expirykit::resp::Argv& argv, std::source_location where = std::source_location::current()) {
     Step s = twin().run(argv);
-    INFO(s.describe() + (s.ok ? std::string() : failure_context(where)));
+    INFO(detail::cut_long_lines(s.describe() + (s.ok ? std::string() : failure_context(where))));
     CHECK(s.ok);
     note_step_issues(s, noted_issues_, where);  // KNOWN ISSUE / FIXED, never a silent PASS
     return s;
@@ -175,7 +175,7 @@ class TwinFixture : public ServerFixture {
   /// CHECKs that `diffs` (compare_counters(), compare_state()) is empty, with the differences,
   /// one a line, and failure_context() as the message.
   void check_no_differences(const std::vector<std::string>& diffs, const std::source_location& where) {
-    INFO(detail::one_per_line(diffs) + (diffs.empty() ? std::string() : failure_context(where)));
+    INFO(detail::cut_long_lines(detail::one_per_line(diffs) + (diffs.empty() ? std::string() : failure_context(where))));
     CHECK(diffs.empty());
   }
   /// "called at <file>:<line>" and the twin's script: what a failed check adds to its message.
