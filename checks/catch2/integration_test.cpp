@@ -405,6 +405,14 @@ TEST_CASE("cut_long_lines keeps short lines and newlines, and the start and end 
   CHECK(cut_long_lines("abcdefghi", 5) == "ab ... [5 characters cut from this message] ... hi");
 }
 
+TEST_CASE("cut_many_lines keeps a short text, and the first and last lines of a long one", "[catch2]") {
+  using expirykit::catch2::detail::cut_many_lines;
+  CHECK(cut_many_lines("", 4) == "");
+  CHECK(cut_many_lines("1\n2\n3\n4\n", 4) == "1\n2\n3\n4\n");
+  CHECK(cut_many_lines("1\n2\n3\n4\n5\n6\n7\n", 4) == "1\n2\n... [3 lines cut from this message] ...\n6\n7\n");
+  CHECK(cut_many_lines("1\n2\n3\n4\n5", 2) == "1\n... [3 lines cut from this message] ...\n5");
+}
+
 TEST_CASE("known_issue() with an id missing from the table fails whether or not the defect was seen", "[catch2]") {
   for (const char* name : {"probe: known issue with an unknown id and a defect", "probe: known issue with an unknown id and no defect"}) {
     auto r = run_probe({name});

@@ -152,7 +152,8 @@ class ReplicaFixture : public FixtureBase {
       }
     state::Step s = t.run(argv);
     INFO(detail::cut_long_lines(s.describe() +
-                                (s.ok ? std::string() : detail::called_at(where) + "\nsteps so far:\n" + t.script())));
+                                (s.ok ? std::string()
+                                      : detail::called_at(where) + "\nsteps so far:\n" + detail::cut_many_lines(t.script()))));
     CHECK(s.ok);
     note_step_issues(s, noted_issues_, where);
     return s;
@@ -190,8 +191,9 @@ class ReplicaFixture : public FixtureBase {
       SUCCEED("the replica holds what the model holds");
       return;
     }
-    FAIL_CHECK(detail::cut_long_lines("the replica differs from the model:\n" + detail::one_per_line(diffs) +
-                                      detail::called_at(where) + "\nsteps so far:\n" + twin().script()));
+    FAIL_CHECK(detail::cut_long_lines("the replica differs from the model:\n" +
+                                      detail::cut_many_lines(detail::one_per_line(diffs)) + detail::called_at(where) +
+                                      "\nsteps so far:\n" + detail::cut_many_lines(twin().script())));
   }
   /// CHECKs that the replica holds what the primary holds, with every difference as the message
   /// and the caller's file and line (Catch2 reports this header's). Keys a known divergence
@@ -216,7 +218,8 @@ class ReplicaFixture : public FixtureBase {
               " that involve replicas, which may be what this is (if one is, name it with "
               "catch2::known_issue(identity(), \"<id>\", true) instead of this check; replay scripts in "
               "known_issues/table.hpp):\n" + known;
-    FAIL_CHECK(detail::cut_long_lines("the replica differs from the primary:\n" + detail::one_per_line(diffs) + known +
+    FAIL_CHECK(detail::cut_long_lines("the replica differs from the primary:\n" +
+                                      detail::cut_many_lines(detail::one_per_line(diffs)) + known +
                                       detail::called_at(where)));
   }
 

@@ -175,7 +175,8 @@ class TwinFixture : public ServerFixture {
   /// CHECKs that `diffs` (compare_counters(), compare_state()) is empty, with the differences,
   /// one a line, and failure_context() as the message.
   void check_no_differences(const std::vector<std::string>& diffs, const std::source_location& where) {
-    INFO(detail::cut_long_lines(detail::one_per_line(diffs) + (diffs.empty() ? std::string() : failure_context(where))));
+    INFO(detail::cut_long_lines(detail::cut_many_lines(detail::one_per_line(diffs)) +
+                                (diffs.empty() ? std::string() : failure_context(where))));
     CHECK(diffs.empty());
   }
   /// "called at <file>:<line>" and the twin's script: what a failed check adds to its message.
@@ -183,7 +184,7 @@ class TwinFixture : public ServerFixture {
     return "\n" + detail::called_at(where) +
            "\nthe test's steps so far through the twin (both() and twin(); commands the test sent on "
            "client() itself are not in it; replay with valkey-cli / redis-cli):\n" +
-           twin().script();
+           detail::cut_many_lines(twin().script());
   }
 
   std::unique_ptr<Twin> twin_;
